@@ -1,0 +1,99 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "meshcomm/buffer.hpp"
+#include "meshcomm/export.hpp"
+#include "meshcomm/stream.hpp"
+#include "meshcomm/work.hpp"
+
+namespace meshcomm {
+
+class Bootstrap;
+
+namespace detail {
+class CommunicatorImpl;
+}
+
+/// The engine a communicator moves bytes with.
+enum class BackendKind : std::uint8_t {
+  automatic,  ///< chosen from the bootstrap: inproc for InProcessBootstrap, mpi for MpiBootstrap
+  inproc,     ///< ranks as threads of one process
+  mpi,        ///< Open MPI point-to-point (and its collectives as `native`)
+  ucx,        ///< UCX tag matching and RMA
+  nccl,       ///< NCCL on CUDA memory, stream-ordered
+};
+
+/// Name of a backend: "automatic", "inproc", "mpi", "ucx", "nccl".
+MESHCOMM_API std::string_view to_string(BackendKind kind) noexcept;
+
+/// How a communicator is created. Fill with designated initializers: `{.timeout = 2s}`.
+struct CommOptions {
+  BackendKind backend = BackendKind::automatic;
+  /// Default for every blocking wait; zero: `MESHCOMM_TIMEOUT` (seconds, or with a unit:
+  /// "500ms", "30s", "5m"), else 300 s.
+  std::chrono::milliseconds timeout{0};
+};
+
+/// A group of ranks that exchange messages: RAII, move-only, not thread-safe (one thread per
+/// rank drives it).
+///
+/// Ranks are numbered [0, size()). Every operation validates its arguments locally and throws
+/// `Error(invalid_argument)` naming the argument before anything is started; the communicator
+/// stays usable after such an error.
+class MESHCOMM_API Communicator {
+ public:
+  /// Collective over the bootstrap's ranks: creates the root communicator of a job.
+  static Communicator create(Bootstrap& bootstrap, const CommOptions& options = {});
+
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  /// Local and non-blocking: never communicates.
+  ~Communicator();
+
+  /// This rank, in [0, size()).
+  [[nodiscard]] int rank() const noexcept;
+  /// Number of ranks.
+  [[nodiscard]] int size() const noexcept;
+  /// The engine in use (never `automatic`).
+  [[nodiscard]] BackendKind backend() const noexcept;
+  /// The default timeout of every blocking wait on this communicator.
+  [[nodiscard]] std::chrono::milliseconds timeout() const noexcept;
+  /// For each rank of this communicator, its rank in the root communicator it was split from.
+  [[nodiscard]] std::span<const int> root_ranks() const noexcept;
+  /// Largest tag `isend`/`irecv` accept (at least 2^20 - 1).
+  [[nodiscard]] int max_tag() const noexcept;
+
+  /// Collective: ranks passing the same `color` ≥ 0 form a new communicator, ordered by `key`
+  /// and then by rank in this one. Throws `Error(invalid_argument)` for a negative color.
+  [[nodiscard]] Communicator split(int color, int key) const;
+
+  /// Starts sending `data` to `peer` with `tag` in [0, max_tag()]. Messages between one pair of
+  /// ranks with one tag arrive in the order they were sent; the receive must be the same size.
+  Work isend(ConstBufferView data, int peer, int tag, StreamRef stream = {});
+  /// Starts receiving exactly `data.bytes()` bytes from `peer` with `tag`. A message of another
+  /// size fails both sides with `ErrorCode::size_mismatch`.
+  Work irecv(BufferView data, int peer, int tag, StreamRef stream = {});
+
+  /// Starts a barrier: it completes on a rank once every rank has started it.
+  Work ibarrier();
+  /// Blocks until every rank has entered; `timeout` zero means the communicator's default.
+  void barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+
+  /// Internal: the implementation, for meshcomm's own components.
+  [[nodiscard]] detail::CommunicatorImpl& impl() const noexcept { return *impl_; }
+
+  /// Internal: wraps an implementation.
+  explicit Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept;
+
+ private:
+  std::unique_ptr<detail::CommunicatorImpl> impl_;
+};
+
+}  // namespace meshcomm

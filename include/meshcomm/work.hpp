@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "meshcomm/export.hpp"
+
+namespace meshcomm {
+
+namespace detail {
+class WorkState;
+}
+
+/// The handle of one started operation.
+///
+/// Move-only; `test()` never blocks; `wait()` blocks until the operation is complete or its
+/// timeout passes, and rethrows the operation's `Error`. A `Work` that is destroyed before it
+/// completes does not cancel the operation: its buffers must stay valid until it completes.
+///
+/// Right: `auto work = comm.irecv(buffer, 1, 7); compute(); work.wait();`
+/// Wrong: `comm.irecv(std::span(temporary), 1, 7);` the buffer dies before the data arrives.
+class [[nodiscard]] MESHCOMM_API Work {
+ public:
+  /// A work that is already complete.
+  Work() noexcept;
+  /// Wraps an operation's state; `default_timeout` applies to `wait()` without an argument.
+  Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout) noexcept;
+  Work(Work&&) noexcept;
+  Work& operator=(Work&&) noexcept;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+  ~Work();
+
+  /// True once the operation is complete. Never blocks; throws the operation's `Error` if it
+  /// failed.
+  [[nodiscard]] bool test();
+
+  /// Blocks until the operation is complete; throws its `Error` if it failed, or an `Error` with
+  /// `ErrorCode::timeout` naming the operation and peer after `timeout` (zero: the
+  /// communicator's default, from `CommOptions::timeout` or `MESHCOMM_TIMEOUT`).
+  void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+
+  /// The timeout `wait()` uses when given none.
+  [[nodiscard]] std::chrono::milliseconds default_timeout() const noexcept { return default_timeout_; }
+
+  /// Internal: the shared state, for composing works inside meshcomm.
+  [[nodiscard]] const std::shared_ptr<detail::WorkState>& state() const noexcept { return state_; }
+
+ private:
+  std::shared_ptr<detail::WorkState> state_;
+  std::chrono::milliseconds default_timeout_{0};
+};
+
+}  // namespace meshcomm

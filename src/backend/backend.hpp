@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "meshcomm/buffer.hpp"
+#include "meshcomm/communicator.hpp"
+#include "meshcomm/error.hpp"
+#include "../work_state.hpp"
+
+namespace meshcomm::detail {
+
+/// Separates the user's messages from meshcomm's own (collectives, setup), so that neither can
+/// match the other's receives whatever tags they use.
+enum class Lane : std::uint8_t { user, internal };
+
+/// What a backend operation is, for its error messages.
+struct OperationLabel {
+  const char* name = "";
+  std::int64_t sequence = -1;
+};
+
+/// A fatal error shared by a backend and its in-flight operations: once set, every later
+/// operation fails fast with it and the communicator must be recreated.
+class FatalState {
+ public:
+  void set(const Error& error);
+  /// Throws Error(aborted) carrying the first fatal error's message, if there was one.
+  void throw_if_set(std::string_view operation) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Error> error_;
+};
+
+/// The engine beneath a communicator: point-to-point messages on two lanes and splitting.
+/// Algorithms in collectives/ need nothing else; native collectives are optional extras.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  [[nodiscard]] virtual BackendKind kind() const noexcept = 0;
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  [[nodiscard]] virtual int max_tag() const noexcept = 0;
+
+  /// Starts a send; arguments are already validated by the communicator.
+  virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane,
+                                           OperationLabel label) = 0;
+  /// Starts a receive of exactly `data.bytes()` bytes.
+  virtual std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane,
+                                           OperationLabel label) = 0;
+
+  /// Creates the backend of a sub-communicator. Every rank of this backend calls it at the same
+  /// point; `members` are the ranks (of this backend) of the caller's new group in new-rank
+  /// order, `color` identifies the group among this split's groups, and `split_index` counts the
+  /// splits made on this backend so far.
+  virtual std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) = 0;
+
+  /// The fatal state shared with this backend's operations.
+  [[nodiscard]] const std::shared_ptr<FatalState>& fatal_state() const noexcept { return fatal_; }
+
+ protected:
+  /// An error context for an operation of this backend.
+  [[nodiscard]] ErrorContext context(OperationLabel label, int peer) const {
+    return {.backend = std::string(to_string(kind())), .operation = label.name, .rank = rank(), .peer = peer,
+            .sequence = label.sequence};
+  }
+
+ private:
+  std::shared_ptr<FatalState> fatal_ = std::make_shared<FatalState>();
+};
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,62 @@
+#include <fmt/format.h>
+
+#include "../communicator_impl.hpp"
+#include "inproc/inproc_backend.hpp"
+#include "inproc/inproc_world.hpp"
+#include "meshcomm/bootstrap.hpp"
+#include "meshcomm/config.hpp"
+
+#if MESHCOMM_HAVE_MPI
+#include "meshcomm/mpi_bootstrap.hpp"
+#include "mpi/mpi_backend.hpp"
+#endif
+
+namespace meshcomm::detail {
+
+namespace {
+
+Error unavailable(BackendKind kind, std::string_view why) {
+  return Error(ErrorCode::unsupported,
+               fmt::format("backend '{}' {}; backends in this build: inproc{}", to_string(kind), why,
+                           MESHCOMM_HAVE_MPI ? ", mpi" : ""),
+               {.backend = std::string(to_string(kind)), .operation = "Communicator::create"});
+}
+
+BackendKind backend_for(const Bootstrap& bootstrap) {
+  if (bootstrap.name() == "inproc") return BackendKind::inproc;
+  if (bootstrap.name() == "mpi") return BackendKind::mpi;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("no default backend for a '{}' bootstrap; set CommOptions::backend", bootstrap.name()),
+              {.operation = "Communicator::create"});
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, std::chrono::milliseconds) {
+  if (kind == BackendKind::automatic) kind = backend_for(bootstrap);
+  switch (kind) {
+    case BackendKind::inproc: {
+      auto* in_process = dynamic_cast<InProcessBootstrap*>(&bootstrap);
+      if (in_process == nullptr) throw unavailable(kind, "needs an InProcessBootstrap (ranks as threads)");
+      return std::make_unique<InprocBackend>(in_process->world()->impl().next_root_group(in_process->rank()),
+                                             in_process->rank(), in_process->size());
+    }
+    case BackendKind::mpi: {
+#if MESHCOMM_HAVE_MPI
+      auto* mpi = dynamic_cast<MpiBootstrap*>(&bootstrap);
+      if (mpi == nullptr) throw unavailable(kind, "needs an MpiBootstrap");
+      // Every rank must be here before the blocking MPI_Comm_dup; the barrier has a timeout.
+      mpi->barrier();
+      return make_mpi_backend(mpi->comm());
+#else
+      throw unavailable(kind, "is not in this build (configured with MESHCOMM_WITH_MPI=OFF)");
+#endif
+    }
+    case BackendKind::ucx:
+    case BackendKind::nccl: throw unavailable(kind, "is not implemented in this version");
+    case BackendKind::automatic: break;
+  }
+  throw unavailable(kind, "is unknown");
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,126 @@
+#include "inproc_group.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace meshcomm::detail {
+
+bool InprocOperation::test() {
+  std::lock_guard lock(mutex_);
+  if (done_ && error_) std::rethrow_exception(error_);
+  return done_;
+}
+
+void InprocOperation::complete(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    error_ = std::move(error);
+  }
+  done_changed_.notify_all();
+}
+
+Error InprocOperation::timeout_error(Clock::time_point deadline) const {
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
+  const auto& d = description_;
+  if (d.is_send) {
+    return Error(ErrorCode::timeout,
+                 fmt::format("send of {} bytes to peer {} (tag {}) was not received within {} ms: peer {} posted no "
+                             "matching receive",
+                             d.bytes, d.peer, d.tag, waited, d.peer),
+                 d.context);
+  }
+  return Error(ErrorCode::timeout,
+               fmt::format("receive of {} bytes from peer {} (tag {}) got no message within {} ms: peer {} sent "
+                           "nothing with that tag",
+                           d.bytes, d.peer, d.tag, waited, d.peer),
+               d.context);
+}
+
+void InprocOperation::wait_until(Clock::time_point deadline) {
+  {
+    std::unique_lock lock(mutex_);
+    if (done_changed_.wait_until(lock, deadline, [&] { return done_; })) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+  }
+  auto group = group_.lock();
+  if (group != nullptr && group->withdraw(this)) {
+    complete(std::make_exception_ptr(timeout_error(deadline)));
+  } else {
+    // Matched at the last moment: the copy is under way and finishes without waiting on anyone.
+    std::unique_lock lock(mutex_);
+    done_changed_.wait(lock, [&] { return done_; });
+  }
+  test();
+}
+
+void InprocGroup::transfer(InprocOperation& send, InprocOperation& receive) {
+  const auto& s = send.description();
+  const auto& r = receive.description();
+  if (s.bytes != r.bytes) {
+    auto message = fmt::format("message size mismatch on tag {}: rank {} sent {} bytes but rank {} posted a receive "
+                               "of {} bytes; both sides must agree",
+                               s.tag, s.owner, s.bytes, r.owner, r.bytes);
+    auto send_context = s.context;
+    auto receive_context = r.context;
+    send_context.operation = receive_context.operation = "isend/irecv";
+    send.complete(std::make_exception_ptr(Error(ErrorCode::size_mismatch, message, send_context)));
+    receive.complete(std::make_exception_ptr(Error(ErrorCode::size_mismatch, message, receive_context)));
+    return;
+  }
+  if (s.bytes > 0) std::memcpy(receive.buffer(), send.buffer(), s.bytes);
+  send.complete();
+  receive.complete();
+}
+
+void InprocGroup::post(const std::shared_ptr<InprocOperation>& operation) {
+  const auto& d = operation->description();
+  std::shared_ptr<InprocOperation> counterpart;
+  {
+    std::lock_guard lock(mutex_);
+    // A send waits at its destination (the peer); a receive at its owner.
+    const int destination = d.is_send ? d.peer : d.owner;
+    auto& candidates = d.is_send ? unmatched_receives_[destination] : unmatched_sends_[destination];
+    auto match = std::find_if(candidates.begin(), candidates.end(), [&](const auto& other) {
+      const auto& o = other->description();
+      return o.lane == d.lane && o.tag == d.tag && o.owner == d.peer && o.peer == d.owner;
+    });
+    if (match == candidates.end()) {
+      (d.is_send ? unmatched_sends_[destination] : unmatched_receives_[destination]).push_back(operation);
+      return;
+    }
+    counterpart = std::move(*match);
+    candidates.erase(match);
+  }
+  // Copy outside the lock, so that transfers between different pairs run in parallel.
+  if (d.is_send) {
+    transfer(*operation, *counterpart);
+  } else {
+    transfer(*counterpart, *operation);
+  }
+}
+
+bool InprocGroup::withdraw(const InprocOperation* operation) {
+  std::lock_guard lock(mutex_);
+  const auto& d = operation->description();
+  auto& queue = d.is_send ? unmatched_sends_[d.peer] : unmatched_receives_[d.owner];
+  auto found = std::find_if(queue.begin(), queue.end(), [&](const auto& other) { return other.get() == operation; });
+  if (found == queue.end()) return false;
+  queue.erase(found);
+  return true;
+}
+
+std::shared_ptr<InprocGroup> InprocGroup::child(std::uint64_t split_index, int color, int member_count) {
+  std::lock_guard lock(mutex_);
+  auto& pending = children_[{split_index, color}];
+  if (pending.group == nullptr) pending.group = std::make_shared<InprocGroup>(member_count);
+  auto group = pending.group;
+  if (++pending.taken == member_count) children_.erase({split_index, color});
+  return group;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,88 @@
+#include "meshcomm/mpi_bootstrap.hpp"
+
+#include <fmt/format.h>
+
+#include "../../environment.hpp"
+#include "mpi_check.hpp"
+
+namespace meshcomm {
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized != 0) return;
+  int provided = 0;
+  detail::check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread",
+                    {.backend = "mpi", .operation = "MpiSession"});
+  owns_ = true;
+}
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && finalized == 0) MPI_Finalize();
+}
+
+namespace {
+
+ErrorContext bootstrap_context(const char* operation, int rank) {
+  return {.backend = "mpi", .operation = operation, .rank = rank};
+}
+
+void wait_or_throw(MPI_Request& request, std::chrono::milliseconds timeout, const char* operation, int rank) {
+  MPI_Status status;
+  if (!detail::poll_request(request, status, detail::deadline_after(timeout), bootstrap_context(operation, rank))) {
+    // A collective request cannot be cancelled: the job is stuck, so say which call and how long.
+    throw Error(ErrorCode::timeout,
+                fmt::format("{} did not complete within {} ms: some rank has not reached it", operation,
+                            timeout.count()),
+                bootstrap_context(operation, rank));
+  }
+}
+
+}  // namespace
+
+MpiBootstrap::MpiBootstrap(MPI_Comm comm, std::chrono::milliseconds timeout)
+    : comm_(comm), timeout_(detail::resolve_timeout(timeout)) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized == 0) {
+    throw Error(ErrorCode::invalid_argument, "MpiBootstrap: MPI is not initialised; create an MpiSession first",
+                {.backend = "mpi", .operation = "MpiBootstrap"});
+  }
+  detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank", bootstrap_context("MpiBootstrap", -1));
+  detail::check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size", bootstrap_context("MpiBootstrap", rank_));
+}
+
+std::vector<std::byte> MpiBootstrap::all_gather(std::span<const std::byte> mine) {
+  // Agree on the size first, so that a mismatch is an error rather than a truncation.
+  std::uint64_t my_size = mine.size();
+  std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  detail::check_mpi(MPI_Iallgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_, &request),
+                    "MPI_Iallgather", bootstrap_context("bootstrap all_gather", rank_));
+  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_);
+  for (int other = 0; other < size_; ++other) {
+    if (sizes[other] != my_size) {
+      throw Error(ErrorCode::size_mismatch,
+                  fmt::format("bootstrap all_gather: this rank gave {} bytes but rank {} gave {}; every rank must "
+                              "give the same number",
+                              my_size, other, sizes[other]),
+                  {.backend = "mpi", .operation = "bootstrap all_gather", .rank = rank_, .peer = other});
+    }
+  }
+  std::vector<std::byte> all(mine.size() * static_cast<std::size_t>(size_));
+  detail::check_mpi(MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(),
+                                   static_cast<int>(mine.size()), MPI_BYTE, comm_, &request),
+                    "MPI_Iallgather", bootstrap_context("bootstrap all_gather", rank_));
+  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_);
+  return all;
+}
+
+void MpiBootstrap::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  detail::check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", bootstrap_context("bootstrap barrier", rank_));
+  wait_or_throw(request, timeout_, "bootstrap barrier", rank_);
+}
+
+}  // namespace meshcomm

@@ -1,0 +1,32 @@
+#include "mpi_check.hpp"
+
+#include <sched.h>
+
+#include <fmt/format.h>
+
+namespace meshcomm::detail {
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return fmt::format("MPI error {}", code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+void check_mpi(int code, const char* call, ErrorContext context) {
+  if (code == MPI_SUCCESS) return;
+  context.native_code = code;
+  throw Error(ErrorCode::backend_failure, fmt::format("{} failed: {}", call, mpi_error_text(code)), std::move(context));
+}
+
+bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, ErrorContext context) {
+  for (unsigned spins = 0;; ++spins) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, &status), "MPI_Test", context);
+    if (done != 0) return true;
+    if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
+    sched_yield();
+  }
+}
+
+}  // namespace meshcomm::detail

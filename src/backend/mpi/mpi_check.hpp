@@ -1,0 +1,23 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "../../work_state.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+/// MPI's own text for an error code.
+std::string mpi_error_text(int code);
+
+/// Throws Error(backend_failure) naming `call` and MPI's message unless `code` is MPI_SUCCESS.
+/// The one translation of MPI return codes in meshcomm.
+void check_mpi(int code, const char* call, ErrorContext context);
+
+/// Tests `request` until it completes or `deadline` passes, yielding the core between tests so
+/// that oversubscribed ranks progress. Returns false at the deadline.
+bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, ErrorContext context);
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "../backend.hpp"
+
+namespace meshcomm::detail {
+
+/// One send or receive of the mpi backend: the MPI requests of its pieces (messages above
+/// `kMpiMaxPiece` bytes travel as several pieces, since MPI counts are `int`).
+class MpiOperation final : public WorkState {
+ public:
+  struct Description {
+    bool is_send;
+    int peer;
+    int tag;
+    std::size_t bytes;
+    ErrorContext context;
+  };
+
+  MpiOperation(Description description, std::shared_ptr<FatalState> fatal)
+      : description_(std::move(description)), fatal_(std::move(fatal)) {}
+  ~MpiOperation() override;
+
+  /// Adds the request of one piece of `piece_bytes` bytes.
+  void add_piece(MPI_Request request, std::size_t piece_bytes);
+
+  bool test() override;
+  void wait_until(Clock::time_point deadline) override;
+
+ private:
+  /// Records a completed piece's status; returns false on a failure (stored in error_).
+  void finish_piece(std::size_t index, const MPI_Status& status, int code);
+  void cancel_after_timeout(Clock::time_point deadline);
+
+  Description description_;
+  std::shared_ptr<FatalState> fatal_;
+  std::vector<MPI_Request> requests_;
+  std::vector<std::size_t> piece_bytes_;
+  std::size_t next_pending_ = 0;
+  std::exception_ptr error_;
+  Clock::time_point started_ = Clock::now();
+};
+
+/// Largest message piece handed to one MPI call.
+inline constexpr std::size_t kMpiMaxPiece = std::size_t{1} << 30;
+
+}  // namespace meshcomm::detail

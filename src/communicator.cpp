@@ -1,0 +1,101 @@
+#include "meshcomm/communicator.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "communicator_impl.hpp"
+#include "dissemination_barrier.hpp"
+#include "environment.hpp"
+#include "meshcomm/bootstrap.hpp"
+#include "setup_exchange.hpp"
+
+namespace meshcomm {
+
+std::string_view to_string(BackendKind kind) noexcept {
+  switch (kind) {
+    case BackendKind::automatic: return "automatic";
+    case BackendKind::inproc: return "inproc";
+    case BackendKind::mpi: return "mpi";
+    case BackendKind::ucx: return "ucx";
+    case BackendKind::nccl: return "nccl";
+  }
+  return "unknown";
+}
+
+Communicator Communicator::create(Bootstrap& bootstrap, const CommOptions& options) {
+  const auto timeout = detail::resolve_timeout(options.timeout);
+  auto backend = detail::create_backend(bootstrap, options.backend, timeout);
+  std::vector<int> root_ranks(static_cast<std::size_t>(backend->size()));
+  std::iota(root_ranks.begin(), root_ranks.end(), 0);
+  return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout));
+}
+
+Communicator::Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept : impl_(std::move(impl)) {}
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const noexcept { return impl_->rank(); }
+int Communicator::size() const noexcept { return impl_->size(); }
+BackendKind Communicator::backend() const noexcept { return impl_->backend().kind(); }
+std::chrono::milliseconds Communicator::timeout() const noexcept { return impl_->timeout(); }
+std::span<const int> Communicator::root_ranks() const noexcept { return impl_->root_ranks(); }
+int Communicator::max_tag() const noexcept { return impl_->backend().max_tag(); }
+
+Communicator Communicator::split(int color, int key) const {
+  auto& impl = *impl_;
+  const auto label = impl.begin("split");
+  if (color < 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("color = {} is negative; every rank must pass a color >= 0 (ranks with equal colors form "
+                            "one communicator)",
+                            color),
+                impl.context(label));
+  }
+  const std::int32_t mine[2] = {color, key};
+  auto gathered = detail::exchange_all_gather(impl, std::as_bytes(std::span(mine)), label);
+  std::vector<std::int32_t> pairs(gathered.size() / sizeof(std::int32_t));
+  std::memcpy(pairs.data(), gathered.data(), gathered.size());
+
+  std::vector<int> members;
+  for (int rank = 0; rank < size(); ++rank) {
+    if (pairs[2 * rank] == color) members.push_back(rank);
+  }
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return pairs[2 * a + 1] < pairs[2 * b + 1]; });
+
+  auto backend = impl.backend().split(members, color, impl.next_split_index());
+  std::vector<int> root_ranks;
+  for (int member : members) root_ranks.push_back(impl.root_ranks()[member]);
+  return Communicator(
+      std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout()));
+}
+
+Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef) {
+  auto& impl = *impl_;
+  const auto label = impl.begin("isend");
+  impl.check_peer(peer, label);
+  impl.check_tag(tag, label);
+  impl.check_buffer(data.data, data.count, data.memory, label, "data");
+  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label));
+}
+
+Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef) {
+  auto& impl = *impl_;
+  const auto label = impl.begin("irecv");
+  impl.check_peer(peer, label);
+  impl.check_tag(tag, label);
+  impl.check_buffer(data.data, data.count, data.memory, label, "data");
+  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label));
+}
+
+Work Communicator::ibarrier() {
+  auto& impl = *impl_;
+  return impl.make_work(detail::start_dissemination_barrier(impl, impl.begin("barrier")));
+}
+
+void Communicator::barrier(std::chrono::milliseconds timeout) { ibarrier().wait(timeout); }
+
+}  // namespace meshcomm

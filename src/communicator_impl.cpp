@@ -1,0 +1,60 @@
+#include "communicator_impl.hpp"
+
+#include <fmt/format.h>
+
+namespace meshcomm::detail {
+
+CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks,
+                                   std::chrono::milliseconds timeout)
+    : backend_(std::move(backend)), root_ranks_(std::move(root_ranks)), timeout_(timeout) {}
+
+OperationLabel CommunicatorImpl::begin(const char* operation) {
+  backend_->fatal_state()->throw_if_set(operation);
+  return {.name = operation, .sequence = sequence_++};
+}
+
+int CommunicatorImpl::next_internal_tag() {
+  // Internal operations are issued in the same order on every rank, so a counter names each one
+  // identically everywhere; wrapping is harmless since matching is FIFO per tag.
+  internal_tag_ = internal_tag_ == backend_->max_tag() ? 0 : internal_tag_ + 1;
+  return internal_tag_;
+}
+
+ErrorContext CommunicatorImpl::context(OperationLabel label, int peer) const {
+  return {.backend = std::string(to_string(backend_->kind())), .operation = label.name, .rank = rank(), .peer = peer,
+          .sequence = label.sequence};
+}
+
+void CommunicatorImpl::check_peer(int peer, OperationLabel label) const {
+  if (peer < 0 || peer >= size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("peer = {} is not a rank of this communicator; valid peers are 0..{}", peer, size() - 1),
+                context(label));
+  }
+}
+
+void CommunicatorImpl::check_tag(int tag, OperationLabel label) const {
+  if (tag < 0 || tag > backend_->max_tag()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("tag = {} is out of range; valid tags are 0..{}", tag, backend_->max_tag()),
+                context(label));
+  }
+}
+
+void CommunicatorImpl::check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
+                                    const char* argument) const {
+  if (data == nullptr && count > 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} has a null pointer but a count of {}; pass a valid pointer or a count of 0", argument,
+                            count),
+                context(label));
+  }
+  if (memory != MemoryKind::host) {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("{} is {} memory, which the {} backend cannot move; it takes host memory", argument,
+                            to_string(memory), to_string(backend_->kind())),
+                context(label));
+  }
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,78 @@
+#include "meshcomm/work.hpp"
+
+#include <algorithm>
+
+#include "work_state.hpp"
+
+namespace meshcomm {
+
+Work::Work() noexcept = default;
+Work::Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout) noexcept
+    : state_(std::move(state)), default_timeout_(default_timeout) {}
+Work::Work(Work&&) noexcept = default;
+Work& Work::operator=(Work&&) noexcept = default;
+Work::~Work() = default;
+
+bool Work::test() { return state_ == nullptr || state_->test(); }
+
+void Work::wait(std::chrono::milliseconds timeout) {
+  if (state_ == nullptr) return;
+  state_->wait_until(detail::deadline_after(timeout.count() > 0 ? timeout : default_timeout_));
+}
+
+namespace detail {
+
+std::chrono::milliseconds remaining(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds{0});
+}
+
+Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  auto now = Clock::now();
+  if (timeout > std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
+    return Clock::time_point::max();
+  }
+  return now + timeout;
+}
+
+bool GroupWorkState::test() {
+  // Test every part, so that each one progresses, even after the first incomplete one.
+  bool all = true;
+  for (auto& part : parts_) all = part.test() && all;
+  return all;
+}
+
+void GroupWorkState::wait_until(Clock::time_point deadline) {
+  for (auto& part : parts_) {
+    if (part.state() != nullptr) part.state()->wait_until(deadline);
+  }
+}
+
+ScheduleWorkState::ScheduleWorkState(int steps, std::function<std::vector<Work>(int)> start_step)
+    : steps_(steps), start_step_(std::move(start_step)) {
+  advance_while_complete();
+}
+
+bool ScheduleWorkState::advance_while_complete() {
+  while (true) {
+    for (auto& work : current_) {
+      if (!work.test()) return false;
+    }
+    current_.clear();
+    if (next_step_ == steps_) return true;
+    current_ = start_step_(next_step_++);
+  }
+}
+
+bool ScheduleWorkState::test() { return advance_while_complete(); }
+
+void ScheduleWorkState::wait_until(Clock::time_point deadline) {
+  while (!advance_while_complete()) {
+    for (auto& work : current_) {
+      if (work.state() != nullptr) work.state()->wait_until(deadline);
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace meshcomm

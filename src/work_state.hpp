@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "meshcomm/work.hpp"
+
+namespace meshcomm::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// The progress and completion of one started operation, shared by its `Work` and its engine.
+class WorkState {
+ public:
+  virtual ~WorkState() = default;
+  /// True once complete; never blocks; throws the operation's Error if it failed.
+  virtual bool test() = 0;
+  /// Blocks until complete; throws the operation's Error, or a timeout Error at `deadline`.
+  virtual void wait_until(Clock::time_point deadline) = 0;
+};
+
+/// Completes when every one of its parts has; fails with the first part that fails.
+class GroupWorkState final : public WorkState {
+ public:
+  explicit GroupWorkState(std::vector<Work> parts) : parts_(std::move(parts)) {}
+  bool test() override;
+  void wait_until(Clock::time_point deadline) override;
+
+ private:
+  std::vector<Work> parts_;
+};
+
+/// A sequence of steps: each step starts a set of works, and the next step starts once they are
+/// all complete. Progresses whenever it is tested or waited on.
+class ScheduleWorkState final : public WorkState {
+ public:
+  /// `start_step(i)` starts step i of `steps` and returns its works.
+  ScheduleWorkState(int steps, std::function<std::vector<Work>(int)> start_step);
+  bool test() override;
+  void wait_until(Clock::time_point deadline) override;
+
+ private:
+  bool advance_while_complete();
+  int steps_;
+  int next_step_ = 0;
+  std::function<std::vector<Work>(int)> start_step_;
+  std::vector<Work> current_;
+};
+
+/// Time left until `deadline`, for wait calls that take a duration (never negative).
+std::chrono::milliseconds remaining(Clock::time_point deadline);
+
+/// `now + timeout`, saturating instead of overflowing for huge timeouts.
+Clock::time_point deadline_after(std::chrono::milliseconds timeout);
+
+}  // namespace meshcomm::detail

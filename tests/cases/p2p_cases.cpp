@@ -1,0 +1,189 @@
+#include "p2p_cases.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::testing {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::int32_t> stamped(int rank, int tag, std::size_t count) {
+  std::vector<std::int32_t> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = rank * 1'000'000 + tag * 10'000 + static_cast<int>(i);
+  return values;
+}
+
+int right_of(const Communicator& comm) { return (comm.rank() + 1) % comm.size(); }
+int left_of(const Communicator& comm) { return (comm.rank() - 1 + comm.size()) % comm.size(); }
+
+template <class Call>
+Error expect_error(Call&& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected a meshcomm::Error";
+  return Error(ErrorCode::internal, "no error was thrown");
+}
+
+}  // namespace
+
+void check_ring_exchange(Communicator& comm) {
+  for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{100'003}}) {
+    auto outgoing = stamped(comm.rank(), 5, count);
+    std::vector<std::int32_t> incoming(count, -1);
+    auto receive = comm.irecv(incoming, left_of(comm), 5);
+    auto send = comm.isend(outgoing, right_of(comm), 5);
+    send.wait();
+    receive.wait();
+    EXPECT_EQ(incoming, stamped(left_of(comm), 5, count)) << "count " << count;
+  }
+}
+
+void check_out_of_order_tags(Communicator& comm) {
+  std::vector<std::vector<std::int32_t>> outgoing;
+  std::vector<Work> sends;
+  for (int tag = 1; tag <= 3; ++tag) outgoing.push_back(stamped(comm.rank(), tag, 10 + tag));
+  for (int tag = 1; tag <= 3; ++tag) sends.push_back(comm.isend(outgoing[tag - 1], right_of(comm), tag));
+  for (int tag = 3; tag >= 1; --tag) {
+    std::vector<std::int32_t> incoming(10 + tag);
+    comm.irecv(incoming, left_of(comm), tag).wait();
+    EXPECT_EQ(incoming, stamped(left_of(comm), tag, 10 + tag)) << "tag " << tag;
+  }
+  for (auto& send : sends) send.wait();
+}
+
+void check_same_tag_order(Communicator& comm) {
+  constexpr int kMessages = 5;
+  std::vector<std::vector<std::int32_t>> outgoing;
+  std::vector<std::vector<std::int32_t>> incoming(kMessages, std::vector<std::int32_t>(3));
+  std::vector<Work> works;
+  for (int i = 0; i < kMessages; ++i) outgoing.push_back(stamped(comm.rank(), i, 3));
+  for (int i = 0; i < kMessages; ++i) works.push_back(comm.irecv(incoming[i], left_of(comm), 9));
+  for (int i = 0; i < kMessages; ++i) works.push_back(comm.isend(outgoing[i], right_of(comm), 9));
+  for (auto& work : works) work.wait();
+  for (int i = 0; i < kMessages; ++i) EXPECT_EQ(incoming[i], stamped(left_of(comm), i, 3)) << "message " << i;
+}
+
+void check_zero_size_messages(Communicator& comm) {
+  std::vector<float> empty;
+  auto receive_null = comm.irecv(BufferView(nullptr, 0, DataType::f32), left_of(comm), 11);
+  auto send_null = comm.isend(ConstBufferView(nullptr, 0, DataType::f32), right_of(comm), 11);
+  auto receive_empty = comm.irecv(empty, left_of(comm), 12);
+  auto send_empty = comm.isend(empty, right_of(comm), 12);
+  send_null.wait();
+  receive_null.wait();
+  send_empty.wait();
+  receive_empty.wait();
+  EXPECT_TRUE(receive_null.test());
+}
+
+void check_split(Communicator& comm) {
+  const int color = comm.rank() % 2;
+  auto half = comm.split(color, -comm.rank());
+  std::vector<int> expected;  // old ranks of this color, highest first (keys are reversed)
+  for (int rank = comm.size() - 1; rank >= 0; --rank) {
+    if (rank % 2 == color) expected.push_back(rank);
+  }
+  ASSERT_EQ(half.size(), static_cast<int>(expected.size()));
+  EXPECT_EQ(expected[half.rank()], comm.rank());
+  std::vector<int> root_ranks(half.root_ranks().begin(), half.root_ranks().end());
+  std::vector<int> expected_roots;
+  for (int old_rank : expected) expected_roots.push_back(comm.root_ranks()[old_rank]);
+  EXPECT_EQ(root_ranks, expected_roots);
+
+  // Messages inside the split reach the right members and do not mix with the parent's.
+  check_ring_exchange(half);
+  half.barrier();
+  auto nested = half.split(0, half.rank());
+  EXPECT_EQ(nested.size(), half.size());
+  nested.barrier();
+  comm.barrier();
+}
+
+void check_receive_timeout(Communicator& comm) {
+  if (comm.rank() == 0) {
+    const int silent_peer = comm.size() - 1;
+    std::vector<std::int32_t> incoming(4);
+    auto work = comm.irecv(incoming, silent_peer, 99);
+    const auto started = std::chrono::steady_clock::now();
+    auto error = expect_error([&] { work.wait(300ms); });
+    const auto waited = std::chrono::steady_clock::now() - started;
+    EXPECT_EQ(error.code(), ErrorCode::timeout);
+    EXPECT_EQ(error.context().peer, silent_peer);
+    EXPECT_NE(std::string(error.what()).find("peer " + std::to_string(silent_peer)), std::string::npos)
+        << error.what();
+    EXPECT_GE(waited, 300ms);
+    EXPECT_LT(waited, 300ms + 2s) << "the timeout must fire promptly";
+    // The receive was withdrawn, so a later message with the same tag goes to a new receive.
+    EXPECT_THROW(work.wait(10ms), Error);
+  }
+  // Post the next receive before the barrier, so that a one-rank world can send to itself.
+  std::vector<std::int32_t> incoming(4);
+  Work receive;
+  if (comm.rank() == 0) receive = comm.irecv(incoming, comm.size() - 1, 99);
+  comm.barrier();
+  if (comm.rank() == comm.size() - 1) {
+    std::vector<std::int32_t> late = stamped(comm.rank(), 99, 4);
+    comm.isend(late, 0, 99).wait();
+  }
+  if (comm.rank() == 0) {
+    receive.wait();
+    EXPECT_EQ(incoming, stamped(comm.size() - 1, 99, 4));
+  }
+  comm.barrier();
+}
+
+void check_argument_errors(Communicator& comm) {
+  std::vector<float> data(4);
+  auto bad_peer = expect_error([&] { (void)comm.isend(data, comm.size(), 1); });
+  EXPECT_EQ(bad_peer.code(), ErrorCode::invalid_argument);
+  EXPECT_NE(std::string(bad_peer.what()).find("peer = " + std::to_string(comm.size())), std::string::npos)
+      << bad_peer.what();
+  auto negative_peer = expect_error([&] { (void)comm.irecv(data, -1, 1); });
+  EXPECT_NE(std::string(negative_peer.what()).find("valid peers are 0.."), std::string::npos);
+  auto bad_tag = expect_error([&] { (void)comm.isend(data, 0, -3); });
+  EXPECT_NE(std::string(bad_tag.what()).find("tag = -3"), std::string::npos) << bad_tag.what();
+  auto big_tag = expect_error([&] { (void)comm.isend(data, 0, comm.max_tag() + 1 < 0 ? -1 : comm.max_tag() + 1); });
+  EXPECT_EQ(big_tag.code(), ErrorCode::invalid_argument);
+  auto null_data = expect_error([&] { (void)comm.isend(ConstBufferView(nullptr, 3, DataType::f32), 0, 1); });
+  EXPECT_NE(std::string(null_data.what()).find("null pointer"), std::string::npos) << null_data.what();
+  auto device_data = expect_error([&] { (void)comm.isend(ConstBufferView(data.data(), 4, DataType::f32, MemoryKind::cuda), 0, 1); });
+  EXPECT_EQ(device_data.code(), ErrorCode::unsupported);
+  auto bad_color = expect_error([&] { (void)comm.split(-2, 0); });
+  EXPECT_NE(std::string(bad_color.what()).find("color = -2"), std::string::npos) << bad_color.what();
+  // Still usable.
+  check_ring_exchange(comm);
+}
+
+void check_size_mismatch(Communicator& comm) {
+  if (comm.size() < 2) return;
+  const int last = comm.size() - 1;
+  if (comm.rank() == 0) {
+    std::vector<std::int32_t> outgoing(4, 7);
+    auto send = comm.isend(outgoing, last, 21);
+    try {
+      send.wait();  // MPI may complete the send; inproc fails it too
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::size_mismatch);
+    }
+  } else if (comm.rank() == last) {
+    std::vector<std::int32_t> incoming(3);
+    auto error = expect_error([&] { comm.irecv(incoming, 0, 21).wait(); });
+    EXPECT_EQ(error.code(), ErrorCode::size_mismatch) << error.what();
+    EXPECT_NE(std::string(error.what()).find("size mismatch"), std::string::npos) << error.what();
+  }
+  comm.barrier();
+}
+
+}  // namespace meshcomm::testing

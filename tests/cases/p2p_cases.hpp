@@ -1,0 +1,29 @@
+#pragma once
+
+// Checks of point-to-point messaging and splitting, written once and run both on threads-as-ranks
+// (inproc) and under mpirun (mpi). Each is collective over `comm` and uses GoogleTest assertions.
+
+#include "meshcomm/communicator.hpp"
+
+namespace meshcomm::testing {
+
+/// Each rank sends rank-stamped data to its right neighbour and checks what its left sent.
+void check_ring_exchange(Communicator& comm);
+/// Messages with tags 1, 2, 3 are received in the order 3, 2, 1, each into the right buffer.
+void check_out_of_order_tags(Communicator& comm);
+/// Messages with one tag between one pair arrive in the order they were sent.
+void check_same_tag_order(Communicator& comm);
+/// Zero-byte messages, with and without a pointer, complete on both sides.
+void check_zero_size_messages(Communicator& comm);
+/// Split by parity with reversed keys: sizes, order, root ranks, and messaging inside.
+void check_split(Communicator& comm);
+/// A receive from a peer that never sends fails with a timeout naming the peer, within the
+/// timeout, and leaves the communicator usable.
+void check_receive_timeout(Communicator& comm);
+/// Bad peers, tags, buffers and colors are rejected, naming the argument; the communicator stays
+/// usable.
+void check_argument_errors(Communicator& comm);
+/// A receive smaller than the message fails with size_mismatch on the receiving rank.
+void check_size_mismatch(Communicator& comm);
+
+}  // namespace meshcomm::testing

@@ -1,0 +1,53 @@
+// GoogleTest main for tests run under mpirun: every process runs every test on the shared world
+// communicator. Rank 0 prints the usual report; other ranks print only their failures.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "meshcomm/mpi_bootstrap.hpp"
+#include "mpi_world.hpp"
+#include "thread_ranks.hpp"
+
+namespace meshcomm::testing {
+namespace {
+
+std::unique_ptr<Communicator> world;
+
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed()) {
+      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
+                   result.line_number(), result.summary());
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+Communicator& mpi_world() { return *world; }
+
+}  // namespace meshcomm::testing
+
+int main(int argc, char** argv) {
+  meshcomm::MpiSession session(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  meshcomm::MpiBootstrap bootstrap(MPI_COMM_WORLD, meshcomm::testing::kTestTimeout);
+  meshcomm::testing::world = std::make_unique<meshcomm::Communicator>(
+      meshcomm::Communicator::create(bootstrap, {.timeout = meshcomm::testing::kTestTimeout}));
+  const int rank = meshcomm::testing::world->rank();
+  if (rank != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new meshcomm::testing::FailurePrinter(rank));
+  }
+  const int result = RUN_ALL_TESTS();
+  meshcomm::testing::world.reset();
+  return result;
+}

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "meshcomm/communicator.hpp"
+
+namespace meshcomm::testing {
+
+/// Timeout for test communicators: long enough for a loaded 2-core machine, short enough that a
+/// broken test fails instead of hanging.
+inline constexpr std::chrono::milliseconds kTestTimeout{20'000};
+
+/// Runs `body` on `size` ranks as threads of this process over the inproc backend, each with its
+/// own communicator, and rethrows the first failure of any rank, naming the rank.
+void run_ranks(int size, const std::function<void(Communicator&)>& body,
+               std::chrono::milliseconds timeout = kTestTimeout);
+
+}  // namespace meshcomm::testing

@@ -1,0 +1,77 @@
+// Pure rank arithmetic: no communicator involved.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "dissemination_barrier.hpp"
+#include "environment.hpp"
+#include "meshcomm/error.hpp"
+#include "mesh/placement.hpp"
+
+namespace meshcomm::detail {
+namespace {
+
+TEST(Dissemination, RoundsAndPeers) {
+  EXPECT_EQ(dissemination_rounds(1), 0);
+  EXPECT_EQ(dissemination_rounds(2), 1);
+  EXPECT_EQ(dissemination_rounds(5), 3);
+  EXPECT_EQ(dissemination_rounds(16), 4);
+  for (int size : {2, 3, 7, 16}) {
+    for (int round = 0; round < dissemination_rounds(size); ++round) {
+      for (int rank = 0; rank < size; ++rank) {
+        // Whoever rank sends to in a round hears from rank in that round.
+        EXPECT_EQ(dissemination_recv_peer(dissemination_send_peer(rank, size, round), size, round), rank);
+      }
+    }
+  }
+  EXPECT_EQ(dissemination_send_peer(6, 7, 2), 3);
+  EXPECT_EQ(dissemination_recv_peer(1, 7, 2), 4);
+}
+
+TEST(Placement, RowMajorIsABijectionWithLastAxisFastest) {
+  auto spec = MeshSpec::parse("2,3,2,2").resolved(24);
+  auto placement = place_ranks(spec, PlacementPolicy::row_major);
+  ASSERT_EQ(placement.size(), 24U);
+  std::set<std::vector<int>> seen(placement.begin(), placement.end());
+  EXPECT_EQ(seen.size(), 24U);
+  EXPECT_EQ(placement[0], (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(placement[1], (std::vector<int>{0, 0, 0, 1}));
+  EXPECT_EQ(placement[2], (std::vector<int>{0, 0, 1, 0}));
+  EXPECT_EQ(placement[23], (std::vector<int>{1, 2, 1, 1}));
+  const std::vector<int> sizes{2, 3, 2, 2};
+  for (int rank = 0; rank < 24; ++rank) EXPECT_EQ(linear_index(sizes, placement[rank]), rank);
+}
+
+TEST(Environment, ParsesDurations) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(parse_duration("30", "T"), milliseconds{30'000});
+  EXPECT_EQ(parse_duration("2.5", "T"), milliseconds{2'500});
+  EXPECT_EQ(parse_duration("500ms", "T"), milliseconds{500});
+  EXPECT_EQ(parse_duration("2s", "T"), milliseconds{2'000});
+  EXPECT_EQ(parse_duration("5m", "T"), milliseconds{300'000});
+  for (const char* bad : {"", "abc", "-1", "0", "10 parsecs", "1e300", "nan"}) {
+    try {
+      (void)parse_duration(bad, "MESHCOMM_TIMEOUT");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find("MESHCOMM_TIMEOUT"), std::string::npos);
+      EXPECT_NE(std::string(error.what()).find("'500ms'"), std::string::npos) << "lists the valid forms";
+    }
+  }
+}
+
+TEST(Environment, TimeoutPrecedence) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(resolve_timeout(milliseconds{1'234}), milliseconds{1'234});
+  ::setenv("MESHCOMM_TIMEOUT", "7s", 1);
+  EXPECT_EQ(resolve_timeout(milliseconds{0}), milliseconds{7'000});
+  ::setenv("MESHCOMM_TIMEOUT", "soon", 1);
+  EXPECT_THROW((void)resolve_timeout(milliseconds{0}), Error);
+  ::unsetenv("MESHCOMM_TIMEOUT");
+  EXPECT_EQ(resolve_timeout(milliseconds{0}), kDefaultTimeout);
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
