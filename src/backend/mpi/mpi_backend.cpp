@@ -28,43 +28,51 @@ MpiBackend::~MpiBackend() {
   if (user_ != MPI_COMM_NULL) MPI_Comm_free(&user_);
 }
 
-std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
-                                             OperationLabel label) {
-  const std::size_t bytes = data.bytes();
-  auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = bytes,
-                                .context = context(label, peer)},
-      fatal_state());
-  const auto* base = static_cast<const std::byte*>(data.data);
+namespace {
+
+/// Starts `operation`'s pieces over `bytes` bytes at `base`; `start_piece(pointer, count)`
+/// posts one piece and returns its request.
+template <class StartPiece>
+std::shared_ptr<WorkState> start_in_pieces(std::shared_ptr<MpiOperation> operation, std::byte* base,
+                                           std::size_t bytes, StartPiece start_piece) {
   std::size_t offset = 0;
   do {
     const std::size_t piece = std::min(bytes - offset, kMpiMaxPiece);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(base + offset, static_cast<int>(piece), MPI_BYTE, peer, tag, comm(lane), &request),
-              "MPI_Isend", context(label, peer));
-    operation->add_piece(request, piece);
+    operation->add_piece(start_piece(base + offset, static_cast<int>(piece)), piece);
     offset += piece;
   } while (offset < bytes);
   return operation;
 }
 
-std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) {
-  const std::size_t bytes = data.bytes();
+}  // namespace
+
+std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
+                                             OperationLabel label) {
+  const auto where = context(label, peer);
   auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = bytes,
-                                .context = context(label, peer)},
+      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},
       fatal_state());
-  auto* base = static_cast<std::byte*>(data.data);
-  std::size_t offset = 0;
-  do {
-    const std::size_t piece = std::min(bytes - offset, kMpiMaxPiece);
+  // MPI_Isend only reads through the pointer.
+  auto* base = static_cast<std::byte*>(const_cast<void*>(data.data));
+  return start_in_pieces(std::move(operation), base, data.bytes(), [&](std::byte* pointer, int count) {
     MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Irecv(base + offset, static_cast<int>(piece), MPI_BYTE, peer, tag, comm(lane), &request),
-              "MPI_Irecv", context(label, peer));
-    operation->add_piece(request, piece);
-    offset += piece;
-  } while (offset < bytes);
-  return operation;
+    check_mpi(MPI_Isend(pointer, count, MPI_BYTE, peer, tag, comm(lane), &request), "MPI_Isend", where);
+    return request;
+  });
+}
+
+std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) {
+  const auto where = context(label, peer);
+  auto operation = std::make_shared<MpiOperation>(
+      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},
+      fatal_state());
+  return start_in_pieces(std::move(operation), static_cast<std::byte*>(data.data), data.bytes(),
+                         [&](std::byte* pointer, int count) {
+                           MPI_Request request = MPI_REQUEST_NULL;
+                           check_mpi(MPI_Irecv(pointer, count, MPI_BYTE, peer, tag, comm(lane), &request), "MPI_Irecv",
+                                     where);
+                           return request;
+                         });
 }
 
 std::unique_ptr<Backend> MpiBackend::split(std::span<const int> members, int color, std::uint64_t) {
