@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "collective_engine.hpp"
 #include "communicator_impl.hpp"
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
@@ -30,7 +31,8 @@ Communicator Communicator::create(Bootstrap& bootstrap, const CommOptions& optio
   auto backend = detail::create_backend(bootstrap, options.backend, timeout);
   std::vector<int> root_ranks(static_cast<std::size_t>(backend->size()));
   std::iota(root_ranks.begin(), root_ranks.end(), 0);
-  return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout));
+  return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout,
+                                                                 detail::CollectiveEngine::from_environment()));
 }
 
 Communicator::Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept : impl_(std::move(impl)) {}
@@ -70,7 +72,8 @@ Communicator Communicator::split(int color, int key) const {
   std::vector<int> root_ranks;
   for (int member : members) root_ranks.push_back(impl.root_ranks()[member]);
   return Communicator(
-      std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout()));
+      std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout(),
+                                                 impl.shared_collectives()));
 }
 
 Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef) {

@@ -5,19 +5,25 @@
 namespace meshcomm::detail {
 
 CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks,
-                                   std::chrono::milliseconds timeout)
-    : backend_(std::move(backend)), root_ranks_(std::move(root_ranks)), timeout_(timeout) {}
+                                   std::chrono::milliseconds timeout,
+                                   std::shared_ptr<const CollectiveEngine> collectives)
+    : backend_(std::move(backend)),
+      root_ranks_(std::move(root_ranks)),
+      timeout_(timeout),
+      collectives_(std::move(collectives)) {}
 
 OperationLabel CommunicatorImpl::begin(const char* operation) {
   backend_->fatal_state()->throw_if_set(operation);
   return {.name = operation, .sequence = sequence_++};
 }
 
-int CommunicatorImpl::next_internal_tag() {
+int CommunicatorImpl::reserve_internal_tags(int count) {
   // Internal operations are issued in the same order on every rank, so a counter names each one
   // identically everywhere; wrapping is harmless since matching is FIFO per tag.
-  internal_tag_ = internal_tag_ == backend_->max_tag() ? 0 : internal_tag_ + 1;
-  return internal_tag_;
+  if (internal_tag_ > backend_->max_tag() - count) internal_tag_ = 0;
+  const int first = internal_tag_;
+  internal_tag_ += count;
+  return first;
 }
 
 ErrorContext CommunicatorImpl::context(OperationLabel label, int peer) const {

@@ -10,11 +10,14 @@
 
 namespace meshcomm::detail {
 
+class CollectiveEngine;
+
 /// The state behind a `Communicator`: its backend, its members' root ranks, its default timeout
 /// and its operation counters. Validates every call before handing it to the backend.
 class CommunicatorImpl {
  public:
-  CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks, std::chrono::milliseconds timeout);
+  CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks, std::chrono::milliseconds timeout,
+                   std::shared_ptr<const CollectiveEngine> collectives);
 
   [[nodiscard]] Backend& backend() const noexcept { return *backend_; }
   [[nodiscard]] int rank() const noexcept { return backend_->rank(); }
@@ -29,7 +32,15 @@ class CommunicatorImpl {
   [[nodiscard]] OperationLabel begin(const char* operation);
 
   /// A tag on the internal lane for the next internal operation, distinct from recent ones.
-  [[nodiscard]] int next_internal_tag();
+  [[nodiscard]] int next_internal_tag() { return reserve_internal_tags(1); }
+  /// The first of `count` consecutive internal tags for the next internal operation.
+  [[nodiscard]] int reserve_internal_tags(int count);
+
+  /// The collective algorithms and their selection, shared with communicators split from this one.
+  [[nodiscard]] const CollectiveEngine& collectives() const noexcept { return *collectives_; }
+  [[nodiscard]] const std::shared_ptr<const CollectiveEngine>& shared_collectives() const noexcept {
+    return collectives_;
+  }
 
   /// Throws Error(invalid_argument) unless `peer` is a rank of this communicator.
   void check_peer(int peer, OperationLabel label) const;
@@ -49,6 +60,7 @@ class CommunicatorImpl {
   std::unique_ptr<Backend> backend_;
   std::vector<int> root_ranks_;
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<const CollectiveEngine> collectives_;
   std::int64_t sequence_ = 0;
   int internal_tag_ = 0;
   std::uint64_t split_count_ = 0;

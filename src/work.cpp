@@ -1,6 +1,7 @@
 #include "meshcomm/work.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "work_state.hpp"
 
@@ -33,6 +34,18 @@ Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
     return Clock::time_point::max();
   }
   return now + timeout;
+}
+
+bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
+  for (unsigned spins = 0;; ++spins) {
+    if (done()) return true;
+    if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
+    if (spins > 4096) {
+      std::this_thread::sleep_for(std::chrono::microseconds{20});
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 bool GroupWorkState::test() {

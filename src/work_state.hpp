@@ -49,6 +49,10 @@ class ScheduleWorkState final : public WorkState {
   std::vector<Work> current_;
 };
 
+/// Calls `done()` until it returns true or `deadline` passes, yielding the core in between;
+/// returns false at the deadline. For states that progress by being tested.
+bool poll_until(const std::function<bool()>& done, Clock::time_point deadline);
+
 /// Time left until `deadline`, for wait calls that take a duration (never negative).
 std::chrono::milliseconds remaining(Clock::time_point deadline);
 

@@ -5,8 +5,10 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "meshcomm/buffer.hpp"
+#include "meshcomm/collective_options.hpp"
 #include "meshcomm/export.hpp"
 #include "meshcomm/stream.hpp"
 #include "meshcomm/work.hpp"
@@ -85,6 +87,36 @@ class MESHCOMM_API Communicator {
   Work ibarrier();
   /// Blocks until every rank has entered; `timeout` zero means the communicator's default.
   void barrier(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+
+  /// Gathers every rank's `input` into `output` in rank order: `output.count` must be
+  /// `input.count * size()`. In place when `input` is this rank's block of `output`.
+  ///
+  /// Right: `comm.all_gather(shard, full)` with `full.size() == shard.size() * comm.size()`.
+  /// Wrong: ranks passing different counts; each rank's Work fails with size_mismatch or timeout.
+  Work all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options = {});
+
+  /// Reduces `input` element-wise over all ranks and leaves block `rank()` of the result in
+  /// `output`: `input.count` must be `output.count * size()`. In place when `output` is this
+  /// rank's block of `input`.
+  Work reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options = {});
+
+  /// Reduces `input` element-wise over all ranks into `output` (same count, any count). In place
+  /// when both are the same memory.
+  Work all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options = {});
+
+  /// Block p of `input` goes to rank p, which stores it as block `rank()` of its `output`; the
+  /// count must be divisible by `size()`. In place when both are the same memory.
+  Work all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options = {});
+
+  /// All-to-all with per-peer counts and offsets (see `AllToAllvLayout`); not in place.
+  Work all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
+                   const CollectiveOptions& options = {});
+
+  /// Copies `data` from `options.root` to every rank.
+  Work broadcast(BufferView data, const BroadcastOptions& options = {});
+
+  /// The names of the algorithms this communicator offers for `kind`, in registration order.
+  [[nodiscard]] std::vector<std::string_view> algorithms(CollectiveKind kind) const;
 
   /// Internal: the implementation, for meshcomm's own components.
   [[nodiscard]] detail::CommunicatorImpl& impl() const noexcept { return *impl_; }

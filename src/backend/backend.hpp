@@ -14,6 +14,8 @@
 
 namespace meshcomm::detail {
 
+struct CollectiveArgs;
+
 /// Separates the user's messages from meshcomm's own (collectives, setup), so that neither can
 /// match the other's receives whatever tags they use.
 enum class Lane : std::uint8_t { user, internal };
@@ -60,6 +62,13 @@ class Backend {
   /// order, `color` identifies the group among this split's groups, and `split_index` counts the
   /// splits made on this backend so far.
   virtual std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) = 0;
+
+  /// Empty if the backend's own collective can run `args`, else why not.
+  [[nodiscard]] virtual std::string native_unsupported_reason(const CollectiveArgs&) const {
+    return "the " + std::string(to_string(kind())) + " backend has no native collectives";
+  }
+  /// Starts the backend's own collective for `args` (only where native_unsupported_reason is empty).
+  virtual std::shared_ptr<WorkState> start_native(const CollectiveArgs&) { return nullptr; }
 
   /// The fatal state shared with this backend's operations.
   [[nodiscard]] const std::shared_ptr<FatalState>& fatal_state() const noexcept { return fatal_; }

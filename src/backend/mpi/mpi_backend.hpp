@@ -25,6 +25,10 @@ class MpiBackend final : public Backend {
   std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) override;
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override;
 
+  // Open MPI's own collectives (mpi_native_collectives.cpp).
+  [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override;
+  std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override;
+
   /// The MPI communicator of a lane (for native collectives).
   [[nodiscard]] MPI_Comm comm(Lane lane) const noexcept { return lane == Lane::user ? user_ : internal_; }
 

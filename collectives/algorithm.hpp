@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "collective_args.hpp"
+#include "communicator_impl.hpp"
+
+namespace meshcomm::detail {
+
+/// One way to run one kind of collective. Algorithms are stateless: `start` builds the state of
+/// one call. They move bytes only through the backend's point-to-point (or, for `native`, its
+/// own collectives).
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  /// The name users select it by: "ring", "native", ...
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual CollectiveKind kind() const noexcept = 0;
+  /// Empty if it can run `args` on `comm`; otherwise a sentence saying why not.
+  [[nodiscard]] virtual std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl&) const {
+    return {};
+  }
+  /// Starts the collective; arguments are validated.
+  [[nodiscard]] virtual std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const = 0;
+};
+
+/// Defines `name()` and `kind()` of an algorithm class.
+template <CollectiveKind Kind>
+class AlgorithmOf : public Algorithm {
+ public:
+  explicit constexpr AlgorithmOf(std::string_view name) noexcept : name_(name) {}
+  [[nodiscard]] std::string_view name() const noexcept final { return name_; }
+  [[nodiscard]] CollectiveKind kind() const noexcept final { return Kind; }
+
+ private:
+  std::string_view name_;
+};
+
+}  // namespace meshcomm::detail

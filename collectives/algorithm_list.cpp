@@ -1,0 +1,38 @@
+#include "algorithm_list.hpp"
+
+#include "algorithms.hpp"
+
+namespace meshcomm::detail {
+
+AlgorithmList AlgorithmList::built_in() {
+  AlgorithmList list;
+  auto& all = list.algorithms_;
+  all.push_back(make_ring_all_gather());
+  all.push_back(make_recursive_doubling_all_gather());
+  all.push_back(make_ring_reduce_scatter());
+  all.push_back(make_recursive_halving_reduce_scatter());
+  all.push_back(make_ring_all_reduce());
+  all.push_back(make_recursive_doubling_all_reduce());
+  all.push_back(make_pairwise_all_to_all());
+  all.push_back(make_pairwise_all_to_allv());
+  all.push_back(make_binomial_broadcast());
+  for (auto& native : make_native_algorithms()) all.push_back(std::move(native));
+  return list;
+}
+
+const Algorithm* AlgorithmList::find(CollectiveKind kind, std::string_view name) const noexcept {
+  for (const auto& algorithm : algorithms_) {
+    if (algorithm->kind() == kind && algorithm->name() == name) return algorithm.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> AlgorithmList::names(CollectiveKind kind) const {
+  std::vector<std::string_view> result;
+  for (const auto& algorithm : algorithms_) {
+    if (algorithm->kind() == kind) result.push_back(algorithm->name());
+  }
+  return result;
+}
+
+}  // namespace meshcomm::detail

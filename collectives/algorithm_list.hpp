@@ -1,0 +1,26 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "algorithm.hpp"
+
+namespace meshcomm::detail {
+
+/// Every algorithm meshcomm offers, in one explicit list (no static registration).
+class AlgorithmList {
+ public:
+  /// The built-in algorithms.
+  static AlgorithmList built_in();
+
+  /// The algorithm called `name` for `kind`, or nullptr.
+  [[nodiscard]] const Algorithm* find(CollectiveKind kind, std::string_view name) const noexcept;
+  /// Names of the algorithms for `kind`, in list order.
+  [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const;
+
+ private:
+  std::vector<std::unique_ptr<Algorithm>> algorithms_;
+};
+
+}  // namespace meshcomm::detail

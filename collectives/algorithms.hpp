@@ -1,0 +1,22 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "algorithm.hpp"
+
+namespace meshcomm::detail {
+
+// One factory per algorithm; algorithm_list.cpp is the one place that lists them all.
+std::unique_ptr<Algorithm> make_ring_all_gather();
+std::unique_ptr<Algorithm> make_ring_reduce_scatter();
+std::unique_ptr<Algorithm> make_ring_all_reduce();
+std::unique_ptr<Algorithm> make_recursive_doubling_all_reduce();
+std::unique_ptr<Algorithm> make_recursive_doubling_all_gather();
+std::unique_ptr<Algorithm> make_recursive_halving_reduce_scatter();
+std::unique_ptr<Algorithm> make_pairwise_all_to_all();
+std::unique_ptr<Algorithm> make_pairwise_all_to_allv();
+std::unique_ptr<Algorithm> make_binomial_broadcast();
+std::vector<std::unique_ptr<Algorithm>> make_native_algorithms();
+
+}  // namespace meshcomm::detail

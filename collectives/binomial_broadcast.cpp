@@ -1,0 +1,42 @@
+#include <vector>
+
+#include "algorithm.hpp"
+#include "algorithms.hpp"
+#include "internal_p2p.hpp"
+#include "patterns/binomial.hpp"
+#include "patterns/ring.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// Binomial tree rooted at `root`: receive from the parent, then send to every child at once.
+class BinomialBroadcast final : public AlgorithmOf<CollectiveKind::broadcast> {
+ public:
+  BinomialBroadcast() : AlgorithmOf("binomial") {}
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const int size = comm.size();
+    const int root = args.root;
+    const int relative = wrap_rank(comm.rank() - root, size);
+    const int tag = comm.reserve_internal_tags(1);
+    return std::make_shared<ScheduleWorkState>(2, [&comm, args, size, root, relative, tag](int step) {
+      std::vector<Work> works;
+      if (step == 0 && relative != 0) {
+        works.push_back(recv_bytes(comm, args.output.data, args.output.bytes(),
+                                   wrap_rank(binomial_parent(relative) + root, size), tag, args.label));
+      } else if (step == 1) {
+        for (int child : binomial_children(relative, size)) {
+          works.push_back(send_bytes(comm, args.output.data, args.output.bytes(), wrap_rank(child + root, size), tag,
+                                     args.label));
+        }
+      }
+      return works;
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_binomial_broadcast() { return std::make_unique<BinomialBroadcast>(); }
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "communicator_impl.hpp"
+#include "patterns/partition.hpp"
+
+namespace meshcomm::detail {
+
+/// Message pieces a ring step is cut into, so that large messages pipeline: chunk c of step s+1
+/// starts as soon as chunk c of step s is done, while other chunks are still moving.
+int ring_chunk_count(std::size_t largest_block_bytes) noexcept;
+
+/// The progress engine of chunked ring algorithms. Each chunk walks through the ring steps on
+/// its own: post its send and receive for step s, and when both are done, hand the received data
+/// to `received` and post step s+1. Chunks use distinct tags, so their messages never cross.
+class ChunkedRingState : public WorkState {
+ public:
+  bool test() override;
+  void wait_until(Clock::time_point deadline) override;
+
+  /// Posts the first step of every chunk; called once, right after construction.
+  void begin_steps();
+
+ protected:
+  /// `what` names the algorithm in errors ("ring all_gather").
+  ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label, std::string what);
+
+  /// Posts step `step` of `chunk` on tag `tag`: add its send and receive to `works`.
+  virtual void post(int chunk, int step, int tag, std::vector<Work>& works) = 0;
+  /// Step `step` of `chunk` has completed: its received data is in place.
+  virtual void received(int /*chunk*/, int /*step*/) {}
+  /// Every chunk has completed every step.
+  virtual void finish() {}
+
+  CommunicatorImpl& comm_;
+  const int chunks_;
+  const int steps_;
+  const OperationLabel label_;
+
+ private:
+  struct Chunk {
+    int step = 0;
+    std::vector<Work> works;
+  };
+  std::string what_;
+  int first_tag_;
+  std::vector<Chunk> chunk_state_;
+  bool finished_ = false;
+};
+
+}  // namespace meshcomm::detail

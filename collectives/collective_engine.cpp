@@ -1,0 +1,85 @@
+#include "collective_engine.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "environment.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// Marks the communicator fatal when a started collective fails, then rethrows.
+class FatalOnFailure final : public WorkState {
+ public:
+  FatalOnFailure(std::shared_ptr<WorkState> inner, std::shared_ptr<FatalState> fatal)
+      : inner_(std::move(inner)), fatal_(std::move(fatal)) {}
+  bool test() override {
+    try {
+      return inner_->test();
+    } catch (const Error& error) {
+      fatal_->set(error);
+      throw;
+    }
+  }
+  void wait_until(Clock::time_point deadline) override {
+    try {
+      inner_->wait_until(deadline);
+    } catch (const Error& error) {
+      fatal_->set(error);
+      throw;
+    }
+  }
+
+ private:
+  std::shared_ptr<WorkState> inner_;
+  std::shared_ptr<FatalState> fatal_;
+};
+
+}  // namespace
+
+std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
+  auto algorithms = AlgorithmList::built_in();
+  auto table = SelectionTable::measured_defaults();
+  if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);
+  return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table));
+}
+
+const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                          std::string_view requested) const {
+  auto forced = requested.empty() ? table_.forced(args.kind) : std::optional<std::string_view>(requested);
+  if (forced) {
+    const auto* algorithm = algorithms_.find(args.kind, *forced);
+    if (algorithm == nullptr) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("algorithm '{}' is not an algorithm of {}; valid algorithms are {}", *forced,
+                              to_string(args.kind), fmt::join(algorithms_.names(args.kind), ", ")),
+                  comm.context(args.label));
+    }
+    if (auto reason = algorithm->unsupported_reason(args, comm); !reason.empty()) {
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("algorithm '{}' cannot run this {}: {}", *forced, to_string(args.kind), reason),
+                  comm.context(args.label));
+    }
+    return *algorithm;
+  }
+  for (auto name : table_.preferred(args.kind, comm.backend().kind(), args.bytes(), comm.size())) {
+    const auto* algorithm = algorithms_.find(args.kind, name);
+    if (algorithm != nullptr && algorithm->unsupported_reason(args, comm).empty()) return *algorithm;
+  }
+  for (auto name : algorithms_.names(args.kind)) {
+    const auto* algorithm = algorithms_.find(args.kind, name);
+    if (algorithm->unsupported_reason(args, comm).empty()) return *algorithm;
+  }
+  throw Error(ErrorCode::unsupported, fmt::format("no algorithm can run this {}", to_string(args.kind)),
+              comm.context(args.label));
+}
+
+Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const {
+  const auto& algorithm = choose(comm, args, requested);
+  auto state = algorithm.start(comm, args);
+  if (state == nullptr) return Work();
+  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "algorithm_list.hpp"
+#include "selection.hpp"
+
+namespace meshcomm::detail {
+
+/// The algorithms and the selection table of a family of communicators: picks the algorithm of
+/// each call and starts it. A collective that fails part-way leaves its peers out of step, so any
+/// failure of a started collective makes the communicator fatal (see docs/errors.md).
+class CollectiveEngine {
+ public:
+  CollectiveEngine(AlgorithmList algorithms, SelectionTable table)
+      : algorithms_(std::move(algorithms)), table_(std::move(table)) {}
+
+  /// The built-in algorithms, the measured table, and MESHCOMM_ALGO's forced names.
+  static std::shared_ptr<const CollectiveEngine> from_environment();
+
+  /// The algorithm for `args`: `requested` if not empty, else the forced one, else the table's.
+  /// Throws Error(invalid_argument) for an unknown name, Error(unsupported) if the named
+  /// algorithm cannot run the call (with its reason).
+  [[nodiscard]] const Algorithm& choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                        std::string_view requested) const;
+
+  /// Chooses and starts the collective.
+  [[nodiscard]] Work start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
+
+  [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
+
+ private:
+  AlgorithmList algorithms_;
+  SelectionTable table_;
+};
+
+}  // namespace meshcomm::detail

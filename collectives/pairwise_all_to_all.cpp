@@ -1,0 +1,90 @@
+#include <cstring>
+#include <vector>
+
+#include "algorithm.hpp"
+#include "algorithms.hpp"
+#include "internal_p2p.hpp"
+#include "patterns/pairwise.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// Exchanges in flight at once: enough to keep the network busy, few enough not to flood it.
+constexpr int kWindow = 8;
+
+/// Byte ranges of one all-to-all: what goes to and comes from each peer.
+struct ExchangePlan {
+  std::vector<std::size_t> send_offset, send_bytes, recv_offset, recv_bytes;
+};
+
+/// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
+/// steps at a time; its own block is a local copy. `keep_alive` lives as long as the exchange.
+std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* input, void* output, ExchangePlan plan,
+                                          OperationLabel label, std::shared_ptr<const void> keep_alive = nullptr) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  if (plan.send_bytes[rank] > 0 && input != output) {
+    std::memmove(byte_offset(output, plan.recv_offset[rank]), byte_offset(input, plan.send_offset[rank]),
+                 plan.send_bytes[rank]);
+  }
+  const int tag = comm.reserve_internal_tags(1);
+  const int batches = (size - 1 + kWindow - 1) / kWindow;
+  return std::make_shared<ScheduleWorkState>(batches, [&comm, input, output, plan = std::move(plan), rank, size, tag,
+                                                       label, keep_alive](int batch) {
+    std::vector<Work> works;
+    for (int step = 1 + batch * kWindow; step < size && step <= (batch + 1) * kWindow; ++step) {
+      const int to = pairwise_send_peer(rank, size, step);
+      const int from = pairwise_recv_peer(rank, size, step);
+      works.push_back(recv_bytes(comm, byte_offset(output, plan.recv_offset[from]), plan.recv_bytes[from], from, tag,
+                                 label));
+      works.push_back(send_bytes(comm, byte_offset(input, plan.send_offset[to]), plan.send_bytes[to], to, tag, label));
+    }
+    return works;
+  });
+}
+
+class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
+ public:
+  PairwiseAllToAll() : AlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const int size = comm.size();
+    const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size);
+    ExchangePlan plan;
+    for (int peer = 0; peer < size; ++peer) {
+      plan.send_offset.push_back(peer * block);
+      plan.recv_offset.push_back(peer * block);
+      plan.send_bytes.push_back(block);
+      plan.recv_bytes.push_back(block);
+    }
+    if (!args.in_place) return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label);
+    // In place: send from a copy, so incoming blocks cannot overwrite blocks still to be sent.
+    auto copy = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(args.input.data),
+                                                         static_cast<const std::byte*>(args.input.data) +
+                                                             args.input.bytes());
+    return start_pairwise(comm, copy->data(), args.output.data, std::move(plan), args.label, copy);
+  }
+};
+
+class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> {
+ public:
+  PairwiseAllToAllv() : AlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const std::size_t element = size_of(args.input.type);
+    ExchangePlan plan;
+    for (int peer = 0; peer < comm.size(); ++peer) {
+      plan.send_offset.push_back(args.layout.send_offsets[peer] * element);
+      plan.send_bytes.push_back(args.layout.send_counts[peer] * element);
+      plan.recv_offset.push_back(args.layout.recv_offsets[peer] * element);
+      plan.recv_bytes.push_back(args.layout.recv_counts[peer] * element);
+    }
+    return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_pairwise_all_to_all() { return std::make_unique<PairwiseAllToAll>(); }
+std::unique_ptr<Algorithm> make_pairwise_all_to_allv() { return std::make_unique<PairwiseAllToAllv>(); }
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,28 @@
+#pragma once
+
+namespace meshcomm::detail {
+
+constexpr bool is_power_of_two(int value) noexcept { return value > 0 && (value & (value - 1)) == 0; }
+
+/// The largest power of two not above `value` (value >= 1).
+constexpr int power_of_two_floor(int value) noexcept {
+  int power = 1;
+  while (power * 2 <= value) power *= 2;
+  return power;
+}
+
+/// Number of rounds of recursive doubling over `size` (a power of two) ranks.
+constexpr int doubling_rounds(int size) noexcept {
+  int rounds = 0;
+  while ((1 << rounds) < size) ++rounds;
+  return rounds;
+}
+
+/// The partner of `rank` in `round`: the rank that differs in bit `round`.
+constexpr int doubling_peer(int rank, int round) noexcept { return rank ^ (1 << round); }
+
+/// First block a rank holds before recursive-doubling all-gather round `round`: the blocks
+/// [first, first + 2^round) of its aligned group.
+constexpr int doubling_group_first(int rank, int round) noexcept { return (rank >> round) << round; }
+
+}  // namespace meshcomm::detail

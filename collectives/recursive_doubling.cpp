@@ -1,0 +1,182 @@
+// Latency-optimal algorithms for small messages: log2(P) rounds of pairwise exchanges.
+
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "algorithm.hpp"
+#include "algorithms.hpp"
+#include "internal_p2p.hpp"
+#include "patterns/recursive_doubling.hpp"
+#include "reduction.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+std::string needs_power_of_two(const CommunicatorImpl& comm) {
+  if (is_power_of_two(comm.size())) return {};
+  return fmt::format("it needs a power-of-two number of ranks, not {}", comm.size());
+}
+
+/// All-reduce: ranks beyond the largest power of two first fold their data into a partner, the
+/// power-of-two ranks exchange whole vectors for log2 rounds, then the partners get the result.
+class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
+ public:
+  RecursiveDoublingAllReduce() : AlgorithmOf("recursive_doubling") {}
+
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    struct Context {
+      std::vector<std::byte> incoming;
+      int pending_round = -1;  // round whose received data still has to be reduced
+      int pending_peer = -1;
+    };
+    const int rank = comm.rank();
+    const int size = comm.size();
+    const int group = power_of_two_floor(size);
+    const int rounds = doubling_rounds(group);
+    const std::size_t bytes = args.output.bytes();
+    if (!args.in_place && bytes > 0) std::memcpy(args.output.data, args.input.data, bytes);
+    auto context = std::make_shared<Context>();
+    context->incoming.resize(bytes);
+    const int tag = comm.reserve_internal_tags(1);
+    // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
+    return std::make_shared<ScheduleWorkState>(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
+                                                             tag](int step) {
+      auto reduce_pending = [&] {
+        if (context->pending_peer < 0) return;
+        // Combine in rank order, so that partners compute bit-identical results.
+        if (context->pending_peer < rank) {
+          reduce_pair(args.output.data, context->incoming.data(), args.output.data, args.output.count, args.output.type,
+                      args.op);
+        } else {
+          reduce_into(args.output.data, context->incoming.data(), args.output.count, args.output.type, args.op);
+        }
+        context->pending_peer = -1;
+      };
+      reduce_pending();
+      std::vector<Work> works;
+      const bool extra = rank >= group;
+      const bool has_extra_partner = rank + group < size;
+      if (step == 0) {
+        if (extra) works.push_back(send_bytes(comm, args.output.data, bytes, rank - group, tag, args.label));
+        if (has_extra_partner) {
+          works.push_back(recv_bytes(comm, context->incoming.data(), bytes, rank + group, tag, args.label));
+          context->pending_peer = rank + group;
+        }
+      } else if (step <= rounds) {
+        if (!extra) {
+          const int peer = doubling_peer(rank, step - 1);
+          works.push_back(recv_bytes(comm, context->incoming.data(), bytes, peer, tag, args.label));
+          works.push_back(send_bytes(comm, args.output.data, bytes, peer, tag, args.label));
+          context->pending_peer = peer;
+        }
+      } else if (step == rounds + 1) {
+        if (!extra && args.op == ReduceOp::avg) {
+          divide_for_average(args.output.data, args.output.count, args.output.type, size);
+        }
+        if (has_extra_partner) works.push_back(send_bytes(comm, args.output.data, bytes, rank + group, tag, args.label));
+        if (extra) works.push_back(recv_bytes(comm, args.output.data, bytes, rank - group, tag, args.label));
+      }
+      return works;
+    });
+  }
+};
+
+/// All-gather: in round k each rank swaps the 2^k blocks it holds with its partner's.
+class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
+ public:
+  RecursiveDoublingAllGather() : AlgorithmOf("recursive_doubling") {}
+  std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
+    return needs_power_of_two(comm);
+  }
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const int rank = comm.rank();
+    const std::size_t block_bytes = args.input.bytes();
+    if (!args.in_place && block_bytes > 0) {
+      std::memcpy(byte_offset(args.output.data, rank * block_bytes), args.input.data, block_bytes);
+    }
+    const int tag = comm.reserve_internal_tags(1);
+    return std::make_shared<ScheduleWorkState>(doubling_rounds(comm.size()), [&comm, args, rank, block_bytes,
+                                                                              tag](int round) {
+      const int peer = doubling_peer(rank, round);
+      const std::size_t bytes = (std::size_t{1} << round) * block_bytes;
+      std::vector<Work> works;
+      works.push_back(recv_bytes(comm, byte_offset(args.output.data, doubling_group_first(peer, round) * block_bytes),
+                                 bytes, peer, tag, args.label));
+      works.push_back(send_bytes(comm, byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes),
+                                 bytes, peer, tag, args.label));
+      return works;
+    });
+  }
+};
+
+/// Reduce-scatter: in each round a rank keeps the half of its range that holds its block, sends
+/// the other half to its partner and reduces the partner's copy of its own half.
+class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter> {
+ public:
+  RecursiveHalvingReduceScatter() : AlgorithmOf("recursive_halving") {}
+  std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
+    return needs_power_of_two(comm);
+  }
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    struct Context {
+      std::vector<std::byte> accumulated;
+      std::vector<std::byte> incoming;
+      std::size_t pending_offset = 0;  // blocks
+      std::size_t pending_blocks = 0;
+    };
+    const int rank = comm.rank();
+    const int size = comm.size();
+    const std::size_t count = args.output.count;
+    const std::size_t block_bytes = args.output.bytes();
+    auto context = std::make_shared<Context>();
+    context->accumulated.assign(static_cast<const std::byte*>(args.input.data),
+                                static_cast<const std::byte*>(args.input.data) + block_bytes * size);
+    context->incoming.resize(block_bytes * size / 2);
+    const int rounds = doubling_rounds(size);
+    const int tag = comm.reserve_internal_tags(1);
+    return std::make_shared<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
+                                                            rounds, tag](int step) {
+      if (context->pending_blocks > 0) {
+        reduce_into(context->accumulated.data() + context->pending_offset * block_bytes, context->incoming.data(),
+                    context->pending_blocks * count, args.output.type, args.op);
+        context->pending_blocks = 0;
+      }
+      std::vector<Work> works;
+      if (step == rounds) {
+        if (block_bytes > 0) std::memmove(args.output.data, context->accumulated.data() + rank * block_bytes, block_bytes);
+        if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
+        return works;
+      }
+      const int half = size >> (step + 1);
+      const int low = (rank / (2 * half)) * (2 * half);
+      const bool keep_low = rank < low + half;
+      const int peer = rank ^ half;
+      const std::size_t keep_first = static_cast<std::size_t>(keep_low ? low : low + half);
+      const std::size_t give_first = static_cast<std::size_t>(keep_low ? low + half : low);
+      const std::size_t bytes = static_cast<std::size_t>(half) * block_bytes;
+      works.push_back(recv_bytes(comm, context->incoming.data(), bytes, peer, tag, args.label));
+      works.push_back(send_bytes(comm, context->accumulated.data() + give_first * block_bytes, bytes, peer, tag,
+                                 args.label));
+      context->pending_offset = keep_first;
+      context->pending_blocks = static_cast<std::size_t>(half);
+      return works;
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_recursive_doubling_all_reduce() {
+  return std::make_unique<RecursiveDoublingAllReduce>();
+}
+std::unique_ptr<Algorithm> make_recursive_doubling_all_gather() {
+  return std::make_unique<RecursiveDoublingAllGather>();
+}
+std::unique_ptr<Algorithm> make_recursive_halving_reduce_scatter() {
+  return std::make_unique<RecursiveHalvingReduceScatter>();
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <cstddef>
+
+#include "meshcomm/types.hpp"
+
+namespace meshcomm::detail {
+
+/// `destination[i] = destination[i] op source[i]` for `count` elements of `type`. For `avg` it
+/// sums (divide later with `divide_for_average`). f16 and bf16 are computed in f32 and rounded
+/// once per element; integers wrap.
+void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op);
+
+/// `output[i] = first[i] op second[i]`; `output` may alias either input.
+void reduce_pair(void* output, const void* first, const void* second, std::size_t count, DataType type, ReduceOp op);
+
+/// `data[i] /= divisor`, the last step of an average (integer division for integer types).
+void divide_for_average(void* data, std::size_t count, DataType type, int divisor);
+
+}  // namespace meshcomm::detail

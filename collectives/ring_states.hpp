@@ -1,0 +1,27 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "collective_args.hpp"
+#include "communicator_impl.hpp"
+#include "patterns/partition.hpp"
+
+namespace meshcomm::detail {
+
+/// Ring all-gather in place over `data`: block `rank` (elements, per `blocks`) is this rank's;
+/// afterwards every block holds its owner's data.
+std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
+                                                 OperationLabel label);
+
+/// Ring reduce-scatter: reduces `input` (blocks per `blocks`) over all ranks and writes block
+/// `rank` of the result to `output` (which may be that block of `input`).
+std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, ConstBufferView input, void* output,
+                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label);
+
+/// `size` equal blocks of `count` elements.
+std::vector<Block> equal_blocks(std::size_t count, int size);
+/// `total` elements in `size` nearly equal blocks.
+std::vector<Block> nearly_equal_blocks(std::size_t total, int size);
+
+}  // namespace meshcomm::detail

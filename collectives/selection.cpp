@@ -1,0 +1,86 @@
+#include "selection.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+constexpr std::array kAllKinds{CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
+                               CollectiveKind::all_to_all, CollectiveKind::all_to_allv, CollectiveKind::broadcast};
+constexpr std::size_t KiB = 1024;
+
+}  // namespace
+
+SelectionTable SelectionTable::measured_defaults() {
+  SelectionTable table;
+  // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
+  table.rules_ = {
+      {.kind = CollectiveKind::all_gather, .max_bytes = 64 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
+      {.kind = CollectiveKind::reduce_scatter, .max_bytes = 64 * KiB, .algorithm = "recursive_halving"},
+      {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
+      {.kind = CollectiveKind::all_reduce, .max_bytes = 64 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
+      {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::broadcast, .algorithm = "binomial"},
+  };
+  return table;
+}
+
+void SelectionTable::force_from_text(std::string_view text, std::string_view source, const AlgorithmList& algorithms) {
+  std::vector<std::string_view> kind_names;
+  for (auto kind : kAllKinds) kind_names.push_back(to_string(kind));
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const auto item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto colon = item.find(':');
+    auto fail = [&](const std::string& what) {
+      return Error(ErrorCode::invalid_argument,
+                   fmt::format("{} = '{}': {}; write 'collective:algorithm' pairs separated by commas, e.g. "
+                               "'all_gather:ring,reduce_scatter:native'",
+                               source, text, what),
+                   {.operation = std::string(source)});
+    };
+    if (colon == std::string_view::npos) throw fail(fmt::format("'{}' has no ':'", item));
+    const auto kind_name = item.substr(0, colon);
+    const auto algorithm = item.substr(colon + 1);
+    const auto kind = std::find_if(kAllKinds.begin(), kAllKinds.end(),
+                                   [&](CollectiveKind k) { return to_string(k) == kind_name; });
+    if (kind == kAllKinds.end()) {
+      throw fail(fmt::format("'{}' is not a collective; valid collectives are {}", kind_name, fmt::join(kind_names, ", ")));
+    }
+    if (algorithms.find(*kind, algorithm) == nullptr) {
+      throw fail(fmt::format("'{}' is not an algorithm of {}; valid algorithms are {}", algorithm, kind_name,
+                             fmt::join(algorithms.names(*kind), ", ")));
+    }
+    forced_[static_cast<std::size_t>(*kind)] = std::string(algorithm);
+  }
+}
+
+std::optional<std::string_view> SelectionTable::forced(CollectiveKind kind) const {
+  const auto& name = forced_[static_cast<std::size_t>(kind)];
+  if (name.empty()) return std::nullopt;
+  return std::string_view(name);
+}
+
+std::vector<std::string_view> SelectionTable::preferred(CollectiveKind kind, BackendKind backend, std::size_t bytes,
+                                                        int ranks) const {
+  std::vector<std::string_view> names;
+  for (const auto& rule : rules_) {
+    if (rule.kind != kind) continue;
+    if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
+    if (bytes < rule.min_bytes || bytes >= rule.max_bytes) continue;
+    if (ranks < rule.min_ranks || ranks > rule.max_ranks) continue;
+    names.push_back(rule.algorithm);
+  }
+  return names;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithm_list.hpp"
+
+namespace meshcomm::detail {
+
+/// One row of the selection table: for this collective on this backend, from `min_bytes` up to
+/// (not including) `max_bytes` and within the rank range, prefer `algorithm`.
+struct SelectionRule {
+  CollectiveKind kind;
+  BackendKind backend = BackendKind::automatic;  // automatic: any backend
+  std::size_t min_bytes = 0;
+  std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
+  int min_ranks = 1;
+  int max_ranks = std::numeric_limits<int>::max();
+  std::string_view algorithm;
+};
+
+/// Chooses an algorithm per call: a forced name (per call, or per collective from MESHCOMM_ALGO)
+/// first, then the first matching table row whose algorithm supports the call, then the first
+/// algorithm in the list that does.
+class SelectionTable {
+ public:
+  /// The measured defaults (see perftests/README.md) with no forced names.
+  static SelectionTable measured_defaults();
+
+  /// Parses "all_gather:ring,reduce_scatter:native" and forces those names. Throws
+  /// Error(invalid_argument) naming `source`, listing the valid collectives or algorithms.
+  void force_from_text(std::string_view text, std::string_view source, const AlgorithmList& algorithms);
+
+  /// The algorithm forced for `kind`, if any.
+  [[nodiscard]] std::optional<std::string_view> forced(CollectiveKind kind) const;
+
+  /// Algorithms of the rows matching the call, in table order.
+  [[nodiscard]] std::vector<std::string_view> preferred(CollectiveKind kind, BackendKind backend, std::size_t bytes,
+                                                        int ranks) const;
+
+ private:
+  std::vector<SelectionRule> rules_;
+  std::array<std::string, 6> forced_{};
+};
+
+}  // namespace meshcomm::detail

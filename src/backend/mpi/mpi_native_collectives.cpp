@@ -1,0 +1,173 @@
+// The mpi backend's native collectives: Open MPI's nonblocking collectives, polled with a
+// timeout. A collective request cannot be cancelled, so a timeout makes the communicator fatal.
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collective_args.hpp"
+#include "mpi_backend.hpp"
+#include "mpi_check.hpp"
+#include "reduction.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+MPI_Datatype mpi_type(DataType type) {
+  switch (type) {
+    case DataType::f32: return MPI_FLOAT;
+    case DataType::f64: return MPI_DOUBLE;
+    case DataType::i8: return MPI_INT8_T;
+    case DataType::u8: return MPI_UINT8_T;
+    case DataType::i32: return MPI_INT32_T;
+    case DataType::u32: return MPI_UINT32_T;
+    case DataType::i64: return MPI_INT64_T;
+    case DataType::u64: return MPI_UINT64_T;
+    case DataType::f16:
+    case DataType::bf16: break;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: return MPI_SUM;  // avg divides after completion
+    case ReduceOp::prod: return MPI_PROD;
+    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+bool reduces(CollectiveKind kind) {
+  return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
+}
+
+int as_int(std::size_t value) { return static_cast<int>(value); }
+
+/// One MPI collective request, what it needs alive until it completes, and what to do after.
+class MpiCollectiveOperation final : public WorkState {
+ public:
+  MpiCollectiveOperation(ErrorContext context, std::shared_ptr<FatalState> fatal)
+      : context_(std::move(context)), fatal_(std::move(fatal)) {}
+
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<int> counts;             // all_to_allv's int arrays
+  std::vector<std::byte> scratch;      // copies MPI reads from
+  std::function<void()> after;         // runs once on completion
+
+  bool test() override {
+    if (done_) return true;
+    int flag = 0;
+    MPI_Status status;
+    check_mpi(MPI_Test(&request, &flag, &status), "MPI_Test", context_);
+    if (flag == 0) return false;
+    done_ = true;
+    if (after) after();
+    return true;
+  }
+
+  void wait_until(Clock::time_point deadline) override {
+    if (poll_until([this] { return test(); }, deadline)) return;
+    Error error(ErrorCode::timeout,
+                fmt::format("MPI's {} did not complete in time: a rank has not joined it; the communicator cannot be "
+                            "used again",
+                            context_.operation),
+                context_);
+    fatal_->set(error);
+    throw error;
+  }
+
+ private:
+  ErrorContext context_;
+  std::shared_ptr<FatalState> fatal_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) const {
+  if (reduces(args.kind) && mpi_type(args.input.type) == MPI_DATATYPE_NULL) {
+    return fmt::format("MPI has no {} type to reduce", to_string(args.input.type));
+  }
+  if (args.bytes() > static_cast<std::size_t>(INT_MAX)) {
+    return fmt::format("MPI counts are int and {} bytes do not fit", args.bytes());
+  }
+  return {};
+}
+
+std::shared_ptr<WorkState> MpiBackend::start_native(const CollectiveArgs& args) {
+  auto where = context(args.label, -1);
+  auto operation = std::make_shared<MpiCollectiveOperation>(where, fatal_state());
+  const MPI_Comm comm = internal_;
+  const void* input = args.in_place ? MPI_IN_PLACE : args.input.data;
+  auto* request = &operation->request;
+  switch (args.kind) {
+    case CollectiveKind::all_gather: {
+      const int bytes = as_int(args.input.bytes());
+      check_mpi(MPI_Iallgather(input, bytes, MPI_BYTE, args.output.data, bytes, MPI_BYTE, comm, request),
+                "MPI_Iallgather", where);
+      break;
+    }
+    case CollectiveKind::reduce_scatter: {
+      // MPI's in-place form reads the whole input from the receive buffer and leaves the result
+      // at its start; meshcomm's in-place output is this rank's block, so move it there after.
+      void* receive = args.in_place ? const_cast<void*>(args.input.data) : args.output.data;
+      check_mpi(MPI_Ireduce_scatter_block(input, receive, as_int(args.output.count), mpi_type(args.output.type),
+                                          mpi_op(args.op), comm, request),
+                "MPI_Ireduce_scatter_block", where);
+      operation->after = [args, receive, size = size_] {
+        if (receive != args.output.data) std::memmove(args.output.data, receive, args.output.bytes());
+        if (args.op == ReduceOp::avg) divide_for_average(args.output.data, args.output.count, args.output.type, size);
+      };
+      break;
+    }
+    case CollectiveKind::all_reduce:
+      check_mpi(MPI_Iallreduce(input, args.output.data, as_int(args.output.count), mpi_type(args.output.type),
+                               mpi_op(args.op), comm, request),
+                "MPI_Iallreduce", where);
+      if (args.op == ReduceOp::avg) {
+        operation->after = [args, size = size_] {
+          divide_for_average(args.output.data, args.output.count, args.output.type, size);
+        };
+      }
+      break;
+    case CollectiveKind::all_to_all: {
+      const void* send = args.input.data;
+      if (args.in_place) {
+        // Open MPI's nonblocking all-to-all has no in-place form: send from a copy.
+        operation->scratch.assign(static_cast<const std::byte*>(args.input.data),
+                                  static_cast<const std::byte*>(args.input.data) + args.input.bytes());
+        send = operation->scratch.data();
+      }
+      const int block = as_int(args.input.bytes() / static_cast<std::size_t>(size_));
+      check_mpi(MPI_Ialltoall(send, block, MPI_BYTE, args.output.data, block, MPI_BYTE, comm, request),
+                "MPI_Ialltoall", where);
+      break;
+    }
+    case CollectiveKind::all_to_allv: {
+      const std::size_t element = size_of(args.input.type);
+      auto& counts = operation->counts;
+      for (auto span : {args.layout.send_counts, args.layout.send_offsets, args.layout.recv_counts,
+                        args.layout.recv_offsets}) {
+        for (auto value : span) counts.push_back(as_int(value * element));
+      }
+      const int* base = counts.data();
+      check_mpi(MPI_Ialltoallv(args.input.data, base, base + size_, MPI_BYTE, args.output.data, base + 2 * size_,
+                               base + 3 * size_, MPI_BYTE, comm, request),
+                "MPI_Ialltoallv", where);
+      break;
+    }
+    case CollectiveKind::broadcast:
+      check_mpi(MPI_Ibcast(args.output.data, as_int(args.output.bytes()), MPI_BYTE, args.root, comm, request),
+                "MPI_Ibcast", where);
+      break;
+  }
+  return operation;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstddef>
+
+#include "backend/backend.hpp"
+#include "meshcomm/buffer.hpp"
+#include "meshcomm/collective_options.hpp"
+
+namespace meshcomm::detail {
+
+/// One collective call, validated and normalised, as algorithms and backends see it.
+struct CollectiveArgs {
+  CollectiveKind kind = CollectiveKind::all_gather;
+  ConstBufferView input;
+  BufferView output;
+  ReduceOp op = ReduceOp::sum;
+  int root = 0;
+  AllToAllvLayout layout;
+  bool in_place = false;
+  OperationLabel label;
+  /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
+  [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }
+};
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,174 @@
+// The collective operations of Communicator: validate locally, then hand to the engine.
+
+#include <fmt/format.h>
+
+#include "collective_engine.hpp"
+#include "communicator_impl.hpp"
+#include "meshcomm/communicator.hpp"
+
+namespace meshcomm {
+
+std::string_view to_string(CollectiveKind kind) noexcept {
+  switch (kind) {
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::all_to_allv: return "all_to_allv";
+    case CollectiveKind::broadcast: return "broadcast";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using detail::CollectiveArgs;
+using detail::CommunicatorImpl;
+
+bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto* x = static_cast<const std::byte*>(a);
+  const auto* y = static_cast<const std::byte*>(b);
+  return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+/// Validates buffers and counts and fills in the common fields of a call's arguments.
+class CallChecker {
+ public:
+  CallChecker(CommunicatorImpl& comm, CollectiveKind kind) : comm_(comm) {
+    args_.kind = kind;
+    args_.label = comm.begin(to_string(kind).data());
+  }
+
+  CallChecker& buffers(ConstBufferView input, BufferView output) {
+    comm_.check_buffer(input.data, input.count, input.memory, args_.label, "input");
+    comm_.check_buffer(output.data, output.count, output.memory, args_.label, "output");
+    if (input.type != output.type) {
+      fail(fmt::format("input is {} but output is {}; both must have the same type", to_string(input.type),
+                       to_string(output.type)));
+    }
+    args_.input = input;
+    args_.output = output;
+    return *this;
+  }
+
+  CallChecker& count(const char* what, std::size_t actual, std::size_t expected, const char* rule) {
+    if (actual != expected) fail(fmt::format("{} is {} but must be {} ({})", what, actual, expected, rule));
+    return *this;
+  }
+
+  /// In place exactly when `input` starts at `in_place_at`; any other overlap is an error.
+  CallChecker& place(const void* in_place_at, const char* rule) {
+    args_.in_place = args_.input.data == in_place_at && args_.input.count > 0;
+    if (!args_.in_place && overlaps(args_.input.data, args_.input.bytes(), args_.output.data, args_.output.bytes())) {
+      fail(fmt::format("input and output overlap, which is only allowed in place ({})", rule));
+    }
+    return *this;
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(ErrorCode::invalid_argument, message, comm_.context(args_.label));
+  }
+
+  CollectiveArgs& args() { return args_; }
+
+  Work start(std::string_view algorithm) { return comm_.collectives().start(comm_, args_, algorithm); }
+
+ private:
+  CommunicatorImpl& comm_;
+  CollectiveArgs args_;
+};
+
+const void* block_at(const void* base, int rank, std::size_t block_bytes) {
+  return static_cast<const std::byte*>(base) + static_cast<std::size_t>(rank) * block_bytes;
+}
+
+}  // namespace
+
+Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::all_gather);
+  call.buffers(input, output)
+      .count("output.count", output.count, input.count * size(), "input.count times the communicator size")
+      .place(block_at(output.data, rank(), input.bytes()), "input at this rank's block of output");
+  return call.start(options.algorithm);
+}
+
+Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::reduce_scatter);
+  call.buffers(input, output)
+      .count("input.count", input.count, output.count * size(), "output.count times the communicator size");
+  call.args().in_place = output.data == block_at(input.data, rank(), output.bytes()) && output.count > 0;
+  if (!call.args().in_place && overlaps(input.data, input.bytes(), output.data, output.bytes())) {
+    call.fail("input and output overlap, which is only allowed in place (output at this rank's block of input)");
+  }
+  call.args().op = options.op;
+  return call.start(options.algorithm);
+}
+
+Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::all_reduce);
+  call.buffers(input, output)
+      .count("output.count", output.count, input.count, "the same as input.count")
+      .place(output.data, "the same memory");
+  call.args().op = options.op;
+  return call.start(options.algorithm);
+}
+
+Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::all_to_all);
+  call.buffers(input, output)
+      .count("output.count", output.count, input.count, "the same as input.count")
+      .place(output.data, "the same memory");
+  if (input.count % size() != 0) {
+    call.fail(fmt::format("input.count = {} is not divisible by the communicator size {}; use all_to_allv for "
+                          "uneven blocks",
+                          input.count, size()));
+  }
+  return call.start(options.algorithm);
+}
+
+Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
+                               const CollectiveOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::all_to_allv);
+  call.buffers(input, output);
+  const auto ranks = static_cast<std::size_t>(size());
+  auto check_spans = [&](const char* name, std::span<const std::size_t> counts, std::span<const std::size_t> offsets,
+                         std::size_t capacity) {
+    if (counts.size() != ranks || offsets.size() != ranks) {
+      call.fail(fmt::format("layout.{}_counts and layout.{}_offsets have {} and {} entries but need one per rank ({})",
+                            name, name, counts.size(), offsets.size(), ranks));
+    }
+    for (std::size_t peer = 0; peer < ranks; ++peer) {
+      if (offsets[peer] + counts[peer] > capacity) {
+        call.fail(fmt::format("layout.{}_offsets[{}] + layout.{}_counts[{}] = {} is past the end of the {} buffer "
+                              "({} elements)",
+                              name, peer, name, peer, offsets[peer] + counts[peer],
+                              name[0] == 's' ? "input" : "output", capacity));
+      }
+    }
+  };
+  check_spans("send", layout.send_counts, layout.send_offsets, input.count);
+  check_spans("recv", layout.recv_counts, layout.recv_offsets, output.count);
+  if (overlaps(input.data, input.bytes(), output.data, output.bytes())) {
+    call.fail("input and output overlap; all_to_allv is never in place");
+  }
+  call.args().layout = layout;
+  return call.start(options.algorithm);
+}
+
+Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
+  CallChecker call(*impl_, CollectiveKind::broadcast);
+  call.buffers(data, data);
+  if (options.root < 0 || options.root >= size()) {
+    call.fail(fmt::format("root = {} is not a rank of this communicator; valid roots are 0..{}", options.root,
+                          size() - 1));
+  }
+  call.args().root = options.root;
+  call.args().in_place = true;
+  return call.start(options.algorithm);
+}
+
+std::vector<std::string_view> Communicator::algorithms(CollectiveKind kind) const {
+  return impl_->collectives().names(kind);
+}
+
+}  // namespace meshcomm

@@ -1,0 +1,281 @@
+#include "collective_cases.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "half_precision.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::testing {
+
+namespace {
+
+constexpr DataType kAllTypes[] = {DataType::f32, DataType::f64, DataType::f16, DataType::bf16, DataType::i8,
+                                  DataType::u8,  DataType::i32, DataType::u32, DataType::i64,  DataType::u64};
+constexpr ReduceOp kAllOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
+
+bool reduces(CollectiveKind kind) {
+  return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
+}
+
+/// Stores an integral value in `type`; negative values wrap in unsigned types.
+void encode(double value, DataType type, void* out) {
+  const auto whole = static_cast<std::int64_t>(value);
+  switch (type) {
+    case DataType::f32: *static_cast<float*>(out) = static_cast<float>(value); break;
+    case DataType::f64: *static_cast<double*>(out) = value; break;
+    case DataType::f16: *static_cast<std::uint16_t*>(out) = detail::f32_to_f16(static_cast<float>(value)); break;
+    case DataType::bf16: *static_cast<std::uint16_t*>(out) = detail::f32_to_bf16(static_cast<float>(value)); break;
+    case DataType::i8: *static_cast<std::int8_t*>(out) = static_cast<std::int8_t>(whole); break;
+    case DataType::u8: *static_cast<std::uint8_t*>(out) = static_cast<std::uint8_t>(whole); break;
+    case DataType::i32: *static_cast<std::int32_t*>(out) = static_cast<std::int32_t>(whole); break;
+    case DataType::u32: *static_cast<std::uint32_t*>(out) = static_cast<std::uint32_t>(whole); break;
+    case DataType::i64: *static_cast<std::int64_t*>(out) = whole; break;
+    case DataType::u64: *static_cast<std::uint64_t*>(out) = static_cast<std::uint64_t>(whole); break;
+  }
+}
+
+/// Reads element `index` of a buffer of `type`.
+double decode(const void* data, std::size_t index, DataType type) {
+  switch (type) {
+    case DataType::f32: return static_cast<const float*>(data)[index];
+    case DataType::f64: return static_cast<const double*>(data)[index];
+    case DataType::f16: return detail::f16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+    case DataType::bf16: return detail::bf16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+    case DataType::i8: return static_cast<const std::int8_t*>(data)[index];
+    case DataType::u8: return static_cast<const std::uint8_t*>(data)[index];
+    case DataType::i32: return static_cast<const std::int32_t*>(data)[index];
+    case DataType::u32: return static_cast<const std::uint32_t*>(data)[index];
+    case DataType::i64: return static_cast<double>(static_cast<const std::int64_t*>(data)[index]);
+    case DataType::u64: return static_cast<double>(static_cast<const std::uint64_t*>(data)[index]);
+  }
+  return NAN;
+}
+
+/// What rank `rank` contributes at element `index` of a reduction.
+double contribution(ReduceOp op, int rank, std::size_t index, int size) {
+  const auto i = static_cast<int>(index % 1'000'003);
+  switch (op) {
+    case ReduceOp::sum: return (rank + i) % 3;
+    case ReduceOp::prod: return i % size == rank ? 2 : 1;
+    case ReduceOp::min:
+    case ReduceOp::max: return (rank * 5 + i * 3) % 17;
+    case ReduceOp::avg: return i % size == rank ? size * (1 + i % 3) : 0;  // avg = 1 + i % 3, no overflow
+  }
+  return 0;
+}
+
+double reduced(ReduceOp op, std::size_t index, int size) {
+  if (op == ReduceOp::avg) return static_cast<double>(1 + index % 1'000'003 % 3);
+  double result = contribution(op, 0, index, size);
+  for (int rank = 1; rank < size; ++rank) {
+    const double value = contribution(op, rank, index, size);
+    switch (op) {
+      case ReduceOp::sum: result += value; break;
+      case ReduceOp::prod: result *= value; break;
+      case ReduceOp::min: result = std::min(result, value); break;
+      case ReduceOp::max: result = std::max(result, value); break;
+      case ReduceOp::avg: break;
+    }
+  }
+  return result;
+}
+
+/// Payload that `from` sends to `to` at position `index` of non-reducing collectives.
+double payload(int from, int to, std::size_t index) {
+  return static_cast<double>((from * 7 + to * 3 + static_cast<int>(index % 1'000'003)) % 97);
+}
+
+/// A buffer of `count` elements of `type`, filled by `value(index)`.
+struct TypedBuffer {
+  DataType type;
+  std::vector<std::byte> bytes;
+  TypedBuffer(DataType t, std::size_t count) : type(t), bytes(count * size_of(t) + 1) {}
+  template <class F>
+  void fill(std::size_t first, std::size_t count, F value) {
+    for (std::size_t i = 0; i < count; ++i) encode(value(i), type, at(first + i));
+  }
+  void* at(std::size_t index) { return bytes.data() + index * size_of(type); }
+  [[nodiscard]] double get(std::size_t index) const { return decode(bytes.data(), index, type); }
+};
+
+/// Counts (and reports the first few) elements that differ from `expected(index)`.
+template <class F>
+int count_wrong(const TypedBuffer& buffer, std::size_t first, std::size_t count, F expected, const std::string& what) {
+  int wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double want = expected(i);
+    const double got = buffer.get(first + i);
+    // Unsigned types hold wrapped negatives; compare as the type stores them.
+    TypedBuffer reference(buffer.type, 1);
+    encode(want, buffer.type, reference.at(0));
+    if (got != reference.get(0)) {
+      if (++wrong <= 3) ADD_FAILURE() << what << ": element " << i << " is " << got << ", expected " << reference.get(0);
+    }
+  }
+  return wrong;
+}
+
+}  // namespace
+
+std::string CollectiveCase::describe() const {
+  return fmt::format("{} algorithm={} type={} op={} count={} {} root={}", to_string(kind), algorithm, to_string(type),
+                     to_string(op), count, in_place ? "in-place" : "out-of-place", root);
+}
+
+std::vector<CollectiveCase> collective_matrix(const Communicator& comm, CollectiveKind kind) {
+  const int size = comm.size();
+  std::vector<std::size_t> counts = {0, 1, 7, 1000};
+  if (kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast) counts.push_back(1003);  // not divisible
+  if (kind == CollectiveKind::all_to_all) {
+    counts = {0, static_cast<std::size_t>(size), static_cast<std::size_t>(7 * size)};
+  }
+  std::vector<CollectiveCase> cases;
+  for (const auto algorithm : comm.algorithms(kind)) {
+    for (auto type : kAllTypes) {
+      for (auto op : kAllOps) {
+        if (!reduces(kind) && op != ReduceOp::sum) continue;
+        for (auto count : counts) {
+          for (bool in_place : {false, true}) {
+            if (kind == CollectiveKind::all_to_allv && in_place) continue;
+            if (kind == CollectiveKind::broadcast && !in_place) continue;
+            cases.push_back({kind, std::string(algorithm), type, op, count, in_place, (size - 1) / 2});
+          }
+        }
+      }
+    }
+    // Large enough that each block spans several pipeline chunks (1 MiB each).
+    const std::size_t large = kind == CollectiveKind::all_to_all ? static_cast<std::size_t>(size) * 262'147
+                                                                 : std::size_t{700'001};
+    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, false, 0});
+    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, true, 0});
+  }
+  return cases;
+}
+
+bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  const auto n = c.count;
+  const std::string what = c.describe() + fmt::format(" rank={} of {}", rank, size);
+  skipped = false;
+  int wrong = 0;
+  try {
+    switch (c.kind) {
+      case CollectiveKind::all_gather: {
+        TypedBuffer output(c.type, n * size);
+        TypedBuffer input(c.type, n);
+        input.fill(0, n, [&](std::size_t i) { return payload(rank, 0, i); });
+        output.fill(0, n * size, [](std::size_t) { return 99.0; });
+        ConstBufferView in(input.at(0), n, c.type);
+        if (c.in_place) {
+          output.fill(rank * n, n, [&](std::size_t i) { return payload(rank, 0, i); });
+          in = ConstBufferView(output.at(rank * n), n, c.type);
+        }
+        comm.all_gather(in, BufferView(output.at(0), n * size, c.type), {.algorithm = c.algorithm}).wait();
+        for (int from = 0; from < size; ++from) {
+          wrong += count_wrong(output, from * n, n, [&](std::size_t i) { return payload(from, 0, i); }, what);
+        }
+        break;
+      }
+      case CollectiveKind::reduce_scatter: {
+        TypedBuffer input(c.type, n * size);
+        TypedBuffer output(c.type, n);
+        input.fill(0, n * size, [&](std::size_t i) { return contribution(c.op, rank, i, size); });
+        BufferView out(output.at(0), n, c.type);
+        if (c.in_place) out = BufferView(input.at(rank * n), n, c.type);
+        comm.reduce_scatter(ConstBufferView(input.at(0), n * size, c.type), out, {.op = c.op, .algorithm = c.algorithm})
+            .wait();
+        wrong += count_wrong(c.in_place ? input : output, c.in_place ? rank * n : 0, n,
+                             [&](std::size_t i) { return reduced(c.op, rank * n + i, size); }, what);
+        break;
+      }
+      case CollectiveKind::all_reduce: {
+        TypedBuffer input(c.type, n);
+        TypedBuffer output(c.type, n);
+        input.fill(0, n, [&](std::size_t i) { return contribution(c.op, rank, i, size); });
+        TypedBuffer& result = c.in_place ? input : output;
+        comm.all_reduce(ConstBufferView(input.at(0), n, c.type), BufferView(result.at(0), n, c.type),
+                        {.op = c.op, .algorithm = c.algorithm})
+            .wait();
+        wrong += count_wrong(result, 0, n, [&](std::size_t i) { return reduced(c.op, i, size); }, what);
+        break;
+      }
+      case CollectiveKind::all_to_all: {
+        const std::size_t block = n / size;
+        TypedBuffer input(c.type, n);
+        TypedBuffer output(c.type, n);
+        for (int to = 0; to < size; ++to) input.fill(to * block, block, [&](std::size_t k) { return payload(rank, to, k); });
+        TypedBuffer& result = c.in_place ? input : output;
+        comm.all_to_all(ConstBufferView(input.at(0), n, c.type), BufferView(result.at(0), n, c.type),
+                        {.algorithm = c.algorithm})
+            .wait();
+        for (int from = 0; from < size; ++from) {
+          wrong += count_wrong(result, from * block, block, [&](std::size_t k) { return payload(from, rank, k); }, what);
+        }
+        break;
+      }
+      case CollectiveKind::all_to_allv: {
+        // Rank r sends (n + r + 2p) % 5 elements to p, so blocks are uneven and some are empty.
+        auto sent = [&](int from, int to) { return (n + static_cast<std::size_t>(from + 2 * to)) % 5 * (n > 100 ? n / 5 : 1); };
+        std::vector<std::size_t> send_counts, send_offsets, recv_counts, recv_offsets;
+        std::size_t send_total = 0;
+        std::size_t recv_total = 0;
+        for (int peer = 0; peer < size; ++peer) {
+          send_counts.push_back(sent(rank, peer));
+          send_offsets.push_back(send_total);
+          send_total += send_counts.back();
+          recv_counts.push_back(sent(peer, rank));
+          recv_offsets.push_back(recv_total + 1);  // a gap, so offsets matter
+          recv_total += recv_counts.back() + 1;
+        }
+        TypedBuffer input(c.type, send_total);
+        TypedBuffer output(c.type, recv_total);
+        for (int to = 0; to < size; ++to) {
+          input.fill(send_offsets[to], send_counts[to], [&](std::size_t k) { return payload(rank, to, k); });
+        }
+        comm.all_to_allv(ConstBufferView(input.at(0), send_total, c.type), BufferView(output.at(0), recv_total, c.type),
+                         {send_counts, send_offsets, recv_counts, recv_offsets}, {.algorithm = c.algorithm})
+            .wait();
+        for (int from = 0; from < size; ++from) {
+          wrong += count_wrong(output, recv_offsets[from], recv_counts[from],
+                               [&](std::size_t k) { return payload(from, rank, k); }, what);
+        }
+        break;
+      }
+      case CollectiveKind::broadcast: {
+        TypedBuffer data(c.type, n);
+        data.fill(0, n, [&](std::size_t i) { return rank == c.root ? payload(c.root, 0, i) : 98.0; });
+        comm.broadcast(BufferView(data.at(0), n, c.type), {.root = c.root, .algorithm = c.algorithm}).wait();
+        wrong += count_wrong(data, 0, n, [&](std::size_t i) { return payload(c.root, 0, i); }, what);
+        break;
+      }
+    }
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::unsupported) {
+      skipped = true;
+      return true;
+    }
+    ADD_FAILURE() << what << ": " << error.what();
+    return false;
+  }
+  return wrong == 0;
+}
+
+void check_collective_matrix(Communicator& comm, CollectiveKind kind) {
+  int ran = 0;
+  for (const auto& c : collective_matrix(comm, kind)) {
+    bool skipped = false;
+    if (!check_collective(comm, c, skipped)) return;  // a failed collective leaves the communicator fatal
+    if (!skipped) ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no case of " << to_string(kind) << " ran";
+}
+
+}  // namespace meshcomm::testing

@@ -1,0 +1,32 @@
+// The collective matrix over the inproc backend at world sizes 1, 2, 3, 4, 7 and 16.
+
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "cases/collective_cases.hpp"
+#include "harness/thread_ranks.hpp"
+
+namespace meshcomm::testing {
+namespace {
+
+class InprocCollectives : public ::testing::TestWithParam<std::tuple<CollectiveKind, int>> {};
+
+TEST_P(InprocCollectives, ExactResults) {
+  const auto [kind, size] = GetParam();
+  run_ranks(size, [kind = kind](Communicator& comm) { check_collective_matrix(comm, kind); });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Matrix, InprocCollectives,
+    ::testing::Combine(::testing::Values(CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                                         CollectiveKind::all_reduce, CollectiveKind::all_to_all,
+                                         CollectiveKind::all_to_allv, CollectiveKind::broadcast),
+                       ::testing::Values(1, 2, 3, 4, 7, 16)),
+    [](const auto& param_info) {
+      return std::string(to_string(std::get<0>(param_info.param))) + "_world" +
+             std::to_string(std::get<1>(param_info.param));
+    });
+
+}  // namespace
+}  // namespace meshcomm::testing
