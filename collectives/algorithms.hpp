@@ -17,6 +17,8 @@ std::unique_ptr<Algorithm> make_recursive_halving_reduce_scatter();
 std::unique_ptr<Algorithm> make_pairwise_all_to_all();
 std::unique_ptr<Algorithm> make_pairwise_all_to_allv();
 std::unique_ptr<Algorithm> make_binomial_broadcast();
+std::unique_ptr<Algorithm> make_shm_all_gather();
+std::unique_ptr<Algorithm> make_shm_reduce_scatter();
 std::vector<std::unique_ptr<Algorithm>> make_native_algorithms();
 
 }  // namespace meshcomm::detail

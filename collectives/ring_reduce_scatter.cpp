@@ -26,7 +26,7 @@ class RingReduceScatterState final : public ChunkedRingState {
         op_(op),
         blocks_(std::move(blocks)) {
     for (const auto& block : blocks_) slot_bytes_ = std::max(slot_bytes_, (block.count / chunks + 1) * element_bytes_);
-    slots_.resize(2 * static_cast<std::size_t>(chunks) * slot_bytes_);
+    slots_ = comm.scratch().acquire(2 * static_cast<std::size_t>(chunks) * slot_bytes_);
   }
 
  private:
@@ -34,7 +34,7 @@ class RingReduceScatterState final : public ChunkedRingState {
     const auto range = block_of(blocks_[block].count, chunks_, chunk);
     return {blocks_[block].offset + range.offset, range.count};
   }
-  std::byte* slot(int chunk, int step) { return slots_.data() + (2 * chunk + step % 2) * slot_bytes_; }
+  std::byte* slot(int chunk, int step) { return slots_.get() + (2 * chunk + step % 2) * slot_bytes_; }
 
   void post(int chunk, int step, int tag, std::vector<Work>& works) override {
     const int rank = comm_.rank();
@@ -71,7 +71,7 @@ class RingReduceScatterState final : public ChunkedRingState {
   ReduceOp op_;
   std::vector<Block> blocks_;
   std::size_t slot_bytes_ = 0;
-  std::vector<std::byte> slots_;
+  std::shared_ptr<std::byte[]> slots_;
 };
 
 class RingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter> {

@@ -12,6 +12,7 @@
 #include "environment.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "setup_exchange.hpp"
+#include "shared_memory/shared_segment.hpp"
 
 namespace meshcomm {
 
@@ -32,7 +33,10 @@ Communicator Communicator::create(Bootstrap& bootstrap, const CommOptions& optio
   std::vector<int> root_ranks(static_cast<std::size_t>(backend->size()));
   std::iota(root_ranks.begin(), root_ranks.end(), 0);
   return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout,
-                                                                 detail::CollectiveEngine::from_environment()));
+                                                                 std::make_shared<const detail::CommunicatorFamily>(
+                                                                     detail::CommunicatorFamily{
+                                                                         detail::CollectiveEngine::from_environment(),
+                                                                         std::make_shared<detail::SharedMemoryRegistry>()})));
 }
 
 Communicator::Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept : impl_(std::move(impl)) {}
@@ -73,7 +77,7 @@ Communicator Communicator::split(int color, int key) const {
   for (int member : members) root_ranks.push_back(impl.root_ranks()[member]);
   return Communicator(
       std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout(),
-                                                 impl.shared_collectives()));
+                                                 impl.family()));
 }
 
 Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef) {
@@ -100,5 +104,9 @@ Work Communicator::ibarrier() {
 }
 
 void Communicator::barrier(std::chrono::milliseconds timeout) { ibarrier().wait(timeout); }
+
+SharedBuffer Communicator::allocate_shared(std::size_t bytes) const {
+  return SharedBuffer(impl_->shared_memory().create(bytes));
+}
 
 }  // namespace meshcomm

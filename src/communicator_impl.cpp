@@ -6,11 +6,11 @@ namespace meshcomm::detail {
 
 CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks,
                                    std::chrono::milliseconds timeout,
-                                   std::shared_ptr<const CollectiveEngine> collectives)
+                                   std::shared_ptr<const CommunicatorFamily> family)
     : backend_(std::move(backend)),
       root_ranks_(std::move(root_ranks)),
       timeout_(timeout),
-      collectives_(std::move(collectives)) {}
+      family_(std::move(family)) {}
 
 OperationLabel CommunicatorImpl::begin(const char* operation) {
   backend_->fatal_state()->throw_if_set(operation);

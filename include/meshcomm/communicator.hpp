@@ -10,6 +10,7 @@
 #include "meshcomm/buffer.hpp"
 #include "meshcomm/collective_options.hpp"
 #include "meshcomm/export.hpp"
+#include "meshcomm/shared_buffer.hpp"
 #include "meshcomm/stream.hpp"
 #include "meshcomm/work.hpp"
 
@@ -114,6 +115,10 @@ class MESHCOMM_API Communicator {
 
   /// Copies `data` from `options.root` to every rank.
   Work broadcast(BufferView data, const BroadcastOptions& options = {});
+
+  /// Allocates `bytes` of host memory that other ranks on this node can read directly (see
+  /// SharedBuffer). Local: no communication. Throws Error(backend_failure) if the system refuses.
+  [[nodiscard]] SharedBuffer allocate_shared(std::size_t bytes) const;
 
   /// The names of the algorithms this communicator offers for `kind`, in registration order.
   [[nodiscard]] std::vector<std::string_view> algorithms(CollectiveKind kind) const;

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
 
-#include "half_precision.hpp"
+#include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::testing {
@@ -20,106 +19,39 @@ constexpr DataType kAllTypes[] = {DataType::f32, DataType::f64, DataType::f16, D
                                   DataType::u8,  DataType::i32, DataType::u32, DataType::i64,  DataType::u64};
 constexpr ReduceOp kAllOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
 
+using verifiable::contribution;
+using verifiable::payload;
+using verifiable::reduced;
+
 bool reduces(CollectiveKind kind) {
   return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
 }
 
-/// Stores an integral value in `type`; negative values wrap in unsigned types.
-void encode(double value, DataType type, void* out) {
-  const auto whole = static_cast<std::int64_t>(value);
-  switch (type) {
-    case DataType::f32: *static_cast<float*>(out) = static_cast<float>(value); break;
-    case DataType::f64: *static_cast<double*>(out) = value; break;
-    case DataType::f16: *static_cast<std::uint16_t*>(out) = detail::f32_to_f16(static_cast<float>(value)); break;
-    case DataType::bf16: *static_cast<std::uint16_t*>(out) = detail::f32_to_bf16(static_cast<float>(value)); break;
-    case DataType::i8: *static_cast<std::int8_t*>(out) = static_cast<std::int8_t>(whole); break;
-    case DataType::u8: *static_cast<std::uint8_t*>(out) = static_cast<std::uint8_t>(whole); break;
-    case DataType::i32: *static_cast<std::int32_t*>(out) = static_cast<std::int32_t>(whole); break;
-    case DataType::u32: *static_cast<std::uint32_t*>(out) = static_cast<std::uint32_t>(whole); break;
-    case DataType::i64: *static_cast<std::int64_t*>(out) = whole; break;
-    case DataType::u64: *static_cast<std::uint64_t*>(out) = static_cast<std::uint64_t>(whole); break;
-  }
-}
-
-/// Reads element `index` of a buffer of `type`.
-double decode(const void* data, std::size_t index, DataType type) {
-  switch (type) {
-    case DataType::f32: return static_cast<const float*>(data)[index];
-    case DataType::f64: return static_cast<const double*>(data)[index];
-    case DataType::f16: return detail::f16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
-    case DataType::bf16: return detail::bf16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
-    case DataType::i8: return static_cast<const std::int8_t*>(data)[index];
-    case DataType::u8: return static_cast<const std::uint8_t*>(data)[index];
-    case DataType::i32: return static_cast<const std::int32_t*>(data)[index];
-    case DataType::u32: return static_cast<const std::uint32_t*>(data)[index];
-    case DataType::i64: return static_cast<double>(static_cast<const std::int64_t*>(data)[index]);
-    case DataType::u64: return static_cast<double>(static_cast<const std::uint64_t*>(data)[index]);
-  }
-  return NAN;
-}
-
-/// What rank `rank` contributes at element `index` of a reduction.
-double contribution(ReduceOp op, int rank, std::size_t index, int size) {
-  const auto i = static_cast<int>(index % 1'000'003);
-  switch (op) {
-    case ReduceOp::sum: return (rank + i) % 3;
-    case ReduceOp::prod: return i % size == rank ? 2 : 1;
-    case ReduceOp::min:
-    case ReduceOp::max: return (rank * 5 + i * 3) % 17;
-    case ReduceOp::avg: return i % size == rank ? size * (1 + i % 3) : 0;  // avg = 1 + i % 3, no overflow
-  }
-  return 0;
-}
-
-double reduced(ReduceOp op, std::size_t index, int size) {
-  if (op == ReduceOp::avg) return static_cast<double>(1 + index % 1'000'003 % 3);
-  double result = contribution(op, 0, index, size);
-  for (int rank = 1; rank < size; ++rank) {
-    const double value = contribution(op, rank, index, size);
-    switch (op) {
-      case ReduceOp::sum: result += value; break;
-      case ReduceOp::prod: result *= value; break;
-      case ReduceOp::min: result = std::min(result, value); break;
-      case ReduceOp::max: result = std::max(result, value); break;
-      case ReduceOp::avg: break;
-    }
-  }
-  return result;
-}
-
-/// Payload that `from` sends to `to` at position `index` of non-reducing collectives.
-double payload(int from, int to, std::size_t index) {
-  return static_cast<double>((from * 7 + to * 3 + static_cast<int>(index % 1'000'003)) % 97);
-}
-
-/// A buffer of `count` elements of `type`, filled by `value(index)`.
+/// A buffer of elements of one type, one byte longer than needed (so that count 0 has an address).
 struct TypedBuffer {
   DataType type;
   std::vector<std::byte> bytes;
   TypedBuffer(DataType t, std::size_t count) : type(t), bytes(count * size_of(t) + 1) {}
   template <class F>
   void fill(std::size_t first, std::size_t count, F value) {
-    for (std::size_t i = 0; i < count; ++i) encode(value(i), type, at(first + i));
+    verifiable::fill(bytes.data(), first, count, type, value);
   }
   void* at(std::size_t index) { return bytes.data() + index * size_of(type); }
-  [[nodiscard]] double get(std::size_t index) const { return decode(bytes.data(), index, type); }
 };
 
-/// Counts (and reports the first few) elements that differ from `expected(index)`.
+/// Counts the elements that differ from `expected(index)` and reports the first few.
 template <class F>
 int count_wrong(const TypedBuffer& buffer, std::size_t first, std::size_t count, F expected, const std::string& what) {
-  int wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double want = expected(i);
-    const double got = buffer.get(first + i);
-    // Unsigned types hold wrapped negatives; compare as the type stores them.
-    TypedBuffer reference(buffer.type, 1);
-    encode(want, buffer.type, reference.at(0));
-    if (got != reference.get(0)) {
-      if (++wrong <= 3) ADD_FAILURE() << what << ": element " << i << " is " << got << ", expected " << reference.get(0);
+  const auto wrong = verifiable::count_wrong(buffer.bytes.data(), first, count, buffer.type, expected);
+  for (std::size_t i = 0, reported = 0; wrong > 0 && i < count && reported < 3; ++i) {
+    const double want = verifiable::as_stored(expected(i), buffer.type);
+    const double got = verifiable::decode(buffer.bytes.data(), first + i, buffer.type);
+    if (got != want) {
+      ADD_FAILURE() << what << ": element " << i << " is " << got << ", expected " << want;
+      ++reported;
     }
   }
-  return wrong;
+  return static_cast<int>(wrong);
 }
 
 }  // namespace

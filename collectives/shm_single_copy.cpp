@@ -1,0 +1,172 @@
+// Single-copy collectives through shared memory, for ranks that are processes on one node.
+//
+// Each rank first tells the others where its input lives. When every rank's input is in a
+// meshcomm shared segment (Communicator::allocate_shared) and all ranks are on one host, each
+// rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
+// network stack. A closing barrier keeps every input untouched until all peers have read it.
+// Otherwise every rank falls back to the ring algorithm in the same call (they all see the same
+// descriptors, so they all decide alike).
+
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "algorithm.hpp"
+#include "algorithms.hpp"
+#include "dissemination_barrier.hpp"
+#include "internal_p2p.hpp"
+#include "reduction.hpp"
+#include "ring_states.hpp"
+#include "shared_memory/shared_segment.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// Where one rank's input lives, as the other ranks need to know it.
+struct RegionDescriptor {
+  char segment[64] = {};
+  std::uint64_t offset = 0;
+  std::uint64_t host = 0;
+  std::uint32_t shared = 0;
+  std::uint32_t padding = 0;
+};
+
+std::uint64_t host_identity() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return std::hash<std::string>{}(name);
+}
+
+RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
+  RegionDescriptor descriptor;
+  descriptor.host = host_identity();
+  if (auto location = comm.shared_memory().locate(data, bytes); location && location->name.size() < 64) {
+    std::memcpy(descriptor.segment, location->name.data(), location->name.size());
+    descriptor.offset = location->offset;
+    descriptor.shared = 1;
+  }
+  return descriptor;
+}
+
+/// The steps every single-copy collective shares: exchange descriptors, then either copy from
+/// the peers' memory and close with a barrier, or run the fallback.
+class SingleCopySchedule {
+ public:
+  /// `copy(peer_inputs)` does this rank's local work given each rank's input address;
+  /// `fallback()` starts the ring algorithm instead.
+  using Copy = std::function<void(const std::vector<const std::byte*>&)>;
+  using Fallback = std::function<std::shared_ptr<WorkState>()>;
+
+  static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const void* input, std::size_t input_bytes,
+                                          OperationLabel label, Copy copy, Fallback fallback) {
+    const int size = comm.size();
+    auto descriptors = std::make_shared<std::vector<RegionDescriptor>>(static_cast<std::size_t>(size));
+    (*descriptors)[comm.rank()] = describe(comm, input, input_bytes);
+    const int tag = comm.reserve_internal_tags(1);
+    const auto timeout = comm.timeout();
+    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, timeout,
+                                                   copy = std::move(copy), fallback = std::move(fallback)](int step) {
+      std::vector<Work> works;
+      const int rank = comm.rank();
+      if (step == 0) {
+        for (int peer = 0; peer < comm.size(); ++peer) {
+          if (peer == rank) continue;
+          works.push_back(recv_bytes(comm, &(*descriptors)[peer], sizeof(RegionDescriptor), peer, tag, label));
+          works.push_back(send_bytes(comm, &(*descriptors)[rank], sizeof(RegionDescriptor), peer, tag, label));
+        }
+        return works;
+      }
+      bool all_shared = true;
+      for (const auto& descriptor : *descriptors) {
+        all_shared = all_shared && descriptor.shared == 1 && descriptor.host == (*descriptors)[rank].host;
+      }
+      if (!all_shared) {
+        if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
+        return works;
+      }
+      std::vector<const std::byte*> inputs;
+      for (int peer = 0; peer < comm.size(); ++peer) {
+        const auto& descriptor = (*descriptors)[peer];
+        inputs.push_back(peer == rank ? static_cast<const std::byte*>(input)
+                                      : comm.shared_memory().map_peer(descriptor.segment) + descriptor.offset);
+      }
+      copy(inputs);
+      works.emplace_back(start_dissemination_barrier(comm, label), timeout);
+      return works;
+    });
+  }
+};
+
+std::string needs_processes(const CollectiveArgs&, const CommunicatorImpl& comm) {
+  if (comm.backend().kind() == BackendKind::mpi) return {};
+  return "the shm algorithms join processes on one node; inproc ranks already share memory";
+}
+
+class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
+ public:
+  ShmAllGather() : AlgorithmOf("shm") {}
+  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return needs_processes(args, comm);
+  }
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const std::size_t block = args.input.bytes();
+    const int rank = comm.rank();
+    return SingleCopySchedule::start(
+        comm, args.input.data, block, args.label,
+        [args, block, rank](const std::vector<const std::byte*>& inputs) {
+          for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
+            if (static_cast<int>(peer) == rank && args.in_place) continue;
+            if (block > 0) std::memcpy(byte_offset(args.output.data, peer * block), inputs[peer], block);
+          }
+        },
+        [&comm, args, block, rank] {
+          if (!args.in_place && block > 0) std::memcpy(byte_offset(args.output.data, rank * block), args.input.data, block);
+          return start_ring_all_gather(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label);
+        });
+  }
+};
+
+class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter> {
+ public:
+  ShmReduceScatter() : AlgorithmOf("shm") {}
+  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return needs_processes(args, comm);
+  }
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const std::size_t block = args.output.bytes();
+    const int rank = comm.rank();
+    const int size = comm.size();
+    return SingleCopySchedule::start(
+        comm, args.input.data, args.input.bytes(), args.label,
+        [args, block, rank, size](const std::vector<const std::byte*>& inputs) {
+          // Start from this rank's own input: in place, the output is that very memory, so it
+          // must be read before anything is written over it.
+          const auto count = args.output.count;
+          if (count == 0) return;
+          auto block_of_rank = [&](int peer) { return inputs[(rank + peer) % size] + rank * block; };
+          if (size == 1) {
+            if (!args.in_place) std::memcpy(args.output.data, block_of_rank(0), block);
+          } else {
+            reduce_pair(args.output.data, block_of_rank(0), block_of_rank(1), count, args.output.type, args.op);
+            for (int peer = 2; peer < size; ++peer) {
+              reduce_into(args.output.data, block_of_rank(peer), count, args.output.type, args.op);
+            }
+          }
+          if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
+        },
+        [&comm, args] {
+          return start_ring_reduce_scatter(comm, args.input, args.output.data,
+                                           equal_blocks(args.output.count, comm.size()), args.op, args.label);
+        });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_shm_all_gather() { return std::make_unique<ShmAllGather>(); }
+std::unique_ptr<Algorithm> make_shm_reduce_scatter() { return std::make_unique<ShmReduceScatter>(); }
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,39 @@
+// all_reduce_perf: `count` elements reduced over all ranks; busbw = algbw × 2(n-1)/n.
+
+#include "engine/perf_operation.hpp"
+#include "verifiable/verifiable.hpp"
+
+namespace meshcomm::perf {
+namespace {
+
+class AllReduce final : public PerfOperation {
+ public:
+  std::string_view name() const noexcept override { return "all_reduce"; }
+  bool reduces() const noexcept override { return true; }
+  PerfCounts counts(std::size_t count, int, int) const override {
+    return {.send = count, .recv = count, .reported = count};
+  }
+  double bus_factor(int ranks) const override { return 2.0 * (ranks - 1.0) / ranks; }
+  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
+            const Communicator& comm) const override {
+    verifiable::fill(send, 0, counts.send, settings.type, [&](std::size_t i) {
+      return verifiable::contribution(settings.op, comm.rank(), i, comm.size());
+    });
+  }
+  std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
+                          const Communicator& comm) const override {
+    return verifiable::count_wrong(recv, 0, counts.recv, settings.type,
+                                   [&](std::size_t i) { return verifiable::reduced(settings.op, i, comm.size()); });
+  }
+  Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
+             const PerfSettings& settings) const override {
+    return comm.all_reduce(ConstBufferView(send, counts.send, settings.type),
+                           BufferView(recv, counts.recv, settings.type),
+                           {.op = settings.op, .algorithm = settings.algorithm});
+  }
+};
+
+}  // namespace
+}  // namespace meshcomm::perf
+
+int main(int argc, char** argv) { return meshcomm::perf::run_perf_main(argc, argv, meshcomm::perf::AllReduce{}); }

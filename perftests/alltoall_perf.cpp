@@ -1,0 +1,45 @@
+// alltoall_perf: `count` elements per rank, one block to each peer; busbw = algbw × (n-1)/n.
+
+#include "engine/perf_operation.hpp"
+#include "verifiable/verifiable.hpp"
+
+namespace meshcomm::perf {
+namespace {
+
+class AllToAll final : public PerfOperation {
+ public:
+  std::string_view name() const noexcept override { return "alltoall"; }
+  PerfCounts counts(std::size_t count, int ranks, int) const override {
+    const std::size_t total = count / ranks * ranks;
+    return {.send = total, .recv = total, .reported = total / ranks};
+  }
+  double bus_factor(int ranks) const override { return (ranks - 1.0) / ranks; }
+  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
+            const Communicator& comm) const override {
+    const std::size_t block = counts.send / comm.size();
+    for (int to = 0; to < comm.size(); ++to) {
+      verifiable::fill(send, to * block, block, settings.type,
+                       [&](std::size_t k) { return verifiable::payload(comm.rank(), to, k); });
+    }
+  }
+  std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
+                          const Communicator& comm) const override {
+    const std::size_t block = counts.recv / comm.size();
+    std::size_t wrong = 0;
+    for (int from = 0; from < comm.size(); ++from) {
+      wrong += verifiable::count_wrong(recv, from * block, block, settings.type,
+                                       [&](std::size_t k) { return verifiable::payload(from, comm.rank(), k); });
+    }
+    return wrong;
+  }
+  Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
+             const PerfSettings& settings) const override {
+    return comm.all_to_all(ConstBufferView(send, counts.send, settings.type),
+                           BufferView(recv, counts.recv, settings.type), {.algorithm = settings.algorithm});
+  }
+};
+
+}  // namespace
+}  // namespace meshcomm::perf
+
+int main(int argc, char** argv) { return meshcomm::perf::run_perf_main(argc, argv, meshcomm::perf::AllToAll{}); }

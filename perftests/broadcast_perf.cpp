@@ -1,0 +1,43 @@
+// broadcast_perf: `count` elements from the root (-r) to every rank; busbw = algbw.
+
+#include <cstring>
+
+#include "engine/perf_operation.hpp"
+#include "verifiable/verifiable.hpp"
+
+namespace meshcomm::perf {
+namespace {
+
+class Broadcast final : public PerfOperation {
+ public:
+  std::string_view name() const noexcept override { return "broadcast"; }
+  bool has_root() const noexcept override { return true; }
+  PerfCounts counts(std::size_t count, int, int) const override {
+    return {.send = count, .recv = count, .reported = count};
+  }
+  double bus_factor(int) const override { return 1.0; }
+  void fill(void* send, void* recv, const PerfCounts& counts, const PerfSettings& settings,
+            const Communicator& comm) const override {
+    verifiable::fill(send, 0, counts.send, settings.type, [&](std::size_t i) {
+      return comm.rank() == settings.root ? verifiable::payload(settings.root, 0, i) : 98.0;
+    });
+    if (recv != send) verifiable::fill(recv, 0, counts.recv, settings.type, [](std::size_t) { return 98.0; });
+  }
+  std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
+                          const Communicator&) const override {
+    return verifiable::count_wrong(recv, 0, counts.recv, settings.type,
+                                   [&](std::size_t i) { return verifiable::payload(settings.root, 0, i); });
+  }
+  Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
+             const PerfSettings& settings) const override {
+    // meshcomm's broadcast works in place; out of place, the root first copies its input over.
+    if (send != recv && comm.rank() == settings.root) std::memcpy(recv, send, counts.send * size_of(settings.type));
+    return comm.broadcast(BufferView(recv, counts.recv, settings.type),
+                          {.root = settings.root, .algorithm = settings.algorithm});
+  }
+};
+
+}  // namespace
+}  // namespace meshcomm::perf
+
+int main(int argc, char** argv) { return meshcomm::perf::run_perf_main(argc, argv, meshcomm::perf::Broadcast{}); }

@@ -1,0 +1,261 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "meshcomm/bootstrap.hpp"
+#include "meshcomm/error.hpp"
+#include "meshcomm/mpi_bootstrap.hpp"
+#include "perf_operation.hpp"
+#include "perf_options.hpp"
+
+namespace meshcomm::perf {
+
+namespace {
+
+/// A benchmark buffer: meshcomm shared memory (the fast single-copy path, as nccl-tests can use
+/// ncclMemAlloc), or with --user-buffers plain page-aligned memory.
+class PerfBuffer {
+ public:
+  PerfBuffer(const Communicator& comm, std::size_t bytes, bool user_buffers) {
+    const std::size_t size = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
+    if (user_buffers) {
+      plain_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, size)));
+      if (plain_ == nullptr) throw std::bad_alloc();
+      data_ = plain_.get();
+    } else {
+      shared_ = comm.allocate_shared(size);
+      data_ = static_cast<std::byte*>(shared_.data());
+    }
+    std::fill(data_, data_ + size, std::byte{0});
+  }
+  [[nodiscard]] std::byte* data() const noexcept { return data_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* pointer) const noexcept { std::free(pointer); }
+  };
+  SharedBuffer shared_;
+  std::unique_ptr<std::byte, Free> plain_;
+  std::byte* data_ = nullptr;
+};
+
+/// One measured placement of one size.
+struct Measurement {
+  double time_us = 0;
+  double algbw = 0;
+  double busbw = 0;
+  std::uint64_t wrong = 0;
+};
+
+/// The reduction of a per-rank number over all ranks, as -a asks.
+double across_ranks(Communicator& comm, double value, TimeAcross how) {
+  double result = value;
+  const ReduceOp op = how == TimeAcross::min ? ReduceOp::min : how == TimeAcross::max ? ReduceOp::max : ReduceOp::sum;
+  comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64), {.op = op}).wait();
+  if (how == TimeAcross::mean) result /= comm.size();
+  if (how == TimeAcross::rank0) {
+    result = value;
+    comm.broadcast(BufferView(&result, 1, DataType::f64), {.root = 0}).wait();
+  }
+  return result;
+}
+
+std::uint64_t sum_over_ranks(Communicator& comm, std::uint64_t value) {
+  std::uint64_t total = 0;
+  comm.all_reduce(ConstBufferView(&value, 1, DataType::u64), BufferView(&total, 1, DataType::u64)).wait();
+  return total;
+}
+
+class Sweep {
+ public:
+  Sweep(const PerfOperation& operation, const PerfOptions& options, Communicator& comm)
+      : operation_(operation), options_(options), comm_(comm), element_(size_of(options.type)) {
+    settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = options.algorithm};
+    const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
+    send_ = std::make_unique<PerfBuffer>(comm, largest.send * element_, options.user_buffers);
+    recv_ = std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, options.user_buffers);
+  }
+
+  /// Runs every size; returns the total number of wrong elements over all ranks.
+  std::uint64_t run() {
+    print_header();
+    std::uint64_t wrong = 0;
+    double busbw_sum = 0;
+    int busbw_rows = 0;
+    for (std::size_t bytes = options_.min_bytes; bytes <= options_.max_bytes;) {
+      const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
+      const auto out_of_place = measure(counts, false);
+      const auto in_place = operation_.has_in_place() ? measure(counts, true) : Measurement{};
+      wrong += out_of_place.wrong + in_place.wrong;
+      busbw_sum += out_of_place.busbw + in_place.busbw;
+      busbw_rows += operation_.has_in_place() ? 2 : 1;
+      print_row(counts, out_of_place, in_place);
+      const std::size_t next = options_.step_factor > 1 ? static_cast<std::size_t>(static_cast<double>(bytes) * options_.step_factor)
+                                                        : bytes + options_.step_bytes;
+      if (next <= bytes) break;
+      bytes = next;
+    }
+    if (comm_.rank() == 0) {
+      fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+      fmt::print("# Avg bus bandwidth    : {:.4f}\n#\n", busbw_rows > 0 ? busbw_sum / busbw_rows : 0.0);
+      if (!options_.json_path.empty()) write_json();
+    }
+    return wrong;
+  }
+
+ private:
+  [[nodiscard]] std::size_t reported_bytes(const PerfCounts& counts) const {
+    return std::max(counts.send, counts.recv) * element_;
+  }
+
+  Measurement measure(const PerfCounts& counts, bool in_place) {
+    std::byte* send = in_place ? recv_->data() + counts.in_place_send_offset * element_ : send_->data();
+    std::byte* recv = in_place ? recv_->data() + counts.in_place_recv_offset * element_ : recv_->data();
+    Measurement result;
+    std::uint64_t local_wrong = 0;
+    if (options_.check) {
+      operation_.fill(send, recv, counts, settings_, comm_);
+      operation_.start(comm_, send, recv, counts, settings_).wait();
+      local_wrong = operation_.count_wrong(recv, counts, settings_, comm_);
+    }
+    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
+    comm_.barrier();
+    const auto started = std::chrono::steady_clock::now();
+    for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result.time_us = across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
+    result.algbw = result.time_us > 0 ? static_cast<double>(reported_bytes(counts)) / (result.time_us * 1e3) : 0;
+    result.busbw = result.algbw * operation_.bus_factor(comm_.size());
+    result.wrong = sum_over_ranks(comm_, local_wrong);
+    records_.push_back({
+        {"op", operation_.name()},
+        {"algo", options_.algorithm.empty() ? "auto" : options_.algorithm},
+        {"backend", to_string(comm_.backend())},
+        {"ranks", comm_.size()},
+        {"bytes", reported_bytes(counts)},
+        {"count", counts.reported},
+        {"dtype", to_string(options_.type)},
+        {"redop", operation_.reduces() ? to_string(options_.op) : "none"},
+        {"root", operation_.has_root() ? options_.root : -1},
+        {"in_place", in_place},
+        {"time_us", result.time_us},
+        {"algbw_gbps", result.algbw},
+        {"busbw_gbps", result.busbw},
+        {"wrong", result.wrong},
+        {"buffers", options_.user_buffers ? "user" : "shared"},
+    });
+    return result;
+  }
+
+  void print_header() const {
+    if (comm_.rank() != 0) return;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    fmt::print("# meshcomm {}_perf: backend {}, {} ranks, algorithm {}, type {}, op {}, time across ranks {}\n",
+               operation_.name(), to_string(comm_.backend()), comm_.size(),
+               options_.algorithm.empty() ? "auto (selection table)" : options_.algorithm, to_string(options_.type),
+               operation_.reduces() ? to_string(options_.op) : "none",
+               std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
+    fmt::print("# iters {} warmup {} check {} buffers {} host {} pid {}\n#\n", options_.iterations, options_.warmup,
+               options_.check ? 1 : 0, options_.user_buffers ? "user" : "shared", host, getpid());
+    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "", "", "",
+               "", "", "out-of-place", "", "", "", "in-place", "", "", "");
+    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "size",
+               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+               "#wrong");
+    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  }
+
+  void print_row(const PerfCounts& counts, const Measurement& out, const Measurement& in) const {
+    if (comm_.rank() != 0) return;
+    auto placement = [](const Measurement& m) {
+      return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
+    };
+    fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5}  {}  {}\n", reported_bytes(counts), counts.reported,
+               to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
+               operation_.has_root() ? options_.root : -1, placement(out),
+               operation_.has_in_place() ? placement(in)
+                                         : fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A"));
+    std::fflush(stdout);
+  }
+
+  void write_json() const {
+    std::ofstream file(options_.json_path);
+    if (!file) {
+      fmt::print(stderr, "cannot write --json {}\n", options_.json_path);
+      return;
+    }
+    file << nlohmann::json(records_).dump(2) << "\n";
+  }
+
+  const PerfOperation& operation_;
+  const PerfOptions& options_;
+  Communicator& comm_;
+  std::size_t element_;
+  PerfSettings settings_;
+  std::unique_ptr<PerfBuffer> send_;
+  std::unique_ptr<PerfBuffer> recv_;
+  std::vector<nlohmann::json> records_;
+};
+
+int run_with_threads(const PerfOperation& operation, const PerfOptions& options) {
+  auto world = InProcessWorld::create(options.threads);
+  std::mutex mutex;
+  std::uint64_t wrong = 0;
+  std::string failure;
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < options.threads; ++rank) {
+    ranks.emplace_back([&, rank] {
+      try {
+        InProcessBootstrap bootstrap(world, rank);
+        auto comm = Communicator::create(bootstrap);
+        const auto found = Sweep(operation, options, comm).run();
+        std::lock_guard lock(mutex);
+        if (rank == 0) wrong = found;
+      } catch (const std::exception& error) {
+        std::lock_guard lock(mutex);
+        if (failure.empty()) failure = fmt::format("rank {}: {}", rank, error.what());
+      }
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  if (!failure.empty()) {
+    fmt::print(stderr, "{}_perf: {}\n", operation.name(), failure);
+    return 1;
+  }
+  return wrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
+  const auto program = fmt::format("{}_perf", operation.name());
+  MpiSession session(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int exit_code = 0;
+  auto options = parse_perf_options(argc, argv, program, rank != 0, exit_code);
+  if (!options) return exit_code;
+  try {
+    if (options->backend == BackendKind::inproc) return rank == 0 ? run_with_threads(operation, *options) : 0;
+    MpiBootstrap bootstrap;
+    auto comm = Communicator::create(bootstrap);
+    return Sweep(operation, *options, comm).run() == 0 ? 0 : 1;
+  } catch (const Error& error) {
+    fmt::print(stderr, "{}: rank {}: {}\n", program, rank, error.what());
+    return 1;
+  }
+}
+
+}  // namespace meshcomm::perf

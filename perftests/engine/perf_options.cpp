@@ -1,0 +1,118 @@
+#include "perf_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <cctype>
+#include <stdexcept>
+#include <utility>
+
+namespace meshcomm::perf {
+
+namespace {
+
+const std::array<std::pair<const char*, DataType>, 20> kTypeNames = {{
+    {"f32", DataType::f32}, {"float", DataType::f32}, {"f64", DataType::f64}, {"double", DataType::f64},
+    {"f16", DataType::f16}, {"half", DataType::f16}, {"bf16", DataType::bf16}, {"bfloat16", DataType::bf16},
+    {"i8", DataType::i8}, {"int8", DataType::i8}, {"u8", DataType::u8}, {"uint8", DataType::u8},
+    {"i32", DataType::i32}, {"int32", DataType::i32}, {"u32", DataType::u32}, {"uint32", DataType::u32},
+    {"i64", DataType::i64}, {"int64", DataType::i64}, {"u64", DataType::u64}, {"uint64", DataType::u64},
+}};
+
+}  // namespace
+
+std::size_t parse_size(const std::string& text) {
+  std::size_t end = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &end);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("'" + text + "' is not a size; give bytes such as 8, 64K, 1M or 2G");
+  }
+  std::string unit = text.substr(end);
+  unsigned long long scale = 1;
+  if (unit == "K" || unit == "k") scale = 1ULL << 10;
+  else if (unit == "M" || unit == "m") scale = 1ULL << 20;
+  else if (unit == "G" || unit == "g") scale = 1ULL << 30;
+  else if (!unit.empty()) throw std::invalid_argument("'" + text + "' has an unknown unit; use K, M or G");
+  return static_cast<std::size_t>(value * scale);
+}
+
+std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string_view program, bool quiet,
+                                              int& exit_code) {
+  PerfOptions options;
+  CLI::App app{std::string(program) + ": meshcomm's nccl-tests-style benchmark (run it with mpirun)"};
+  std::string min_bytes = "32M", max_bytes = "32M", step_bytes = "1M", type = "f32", op = "sum", backend = "mpi";
+  int time_across = 3;
+  int check = 1;
+  app.add_option("-b,--minbytes", min_bytes, "smallest size (bytes; K, M, G suffixes)")->capture_default_str();
+  app.add_option("-e,--maxbytes", max_bytes, "largest size")->capture_default_str();
+  app.add_option("-f,--stepfactor", options.step_factor, "multiply the size by this each step (1: add -i)")
+      ->capture_default_str()->check(CLI::Range(1.0, 1e6));
+  app.add_option("-i,--stepbytes", step_bytes, "add this each step when -f is 1")->capture_default_str();
+  app.add_option("-n,--iters", options.iterations, "timed iterations per size")->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("-w,--warmup_iters", options.warmup, "untimed iterations first")->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+  app.add_option("-c,--check", check, "check results (0 or 1)")->capture_default_str()->check(CLI::Range(0, 1));
+  app.add_option("-d,--datatype", type, "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64 (or nccl names)")
+      ->capture_default_str();
+  app.add_option("-o,--op", op, "sum prod min max avg")->capture_default_str();
+  app.add_option("-r,--root", options.root, "root rank of broadcast")->capture_default_str();
+  app.add_option("-a,--average", time_across, "time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")
+      ->capture_default_str()->check(CLI::Range(0, 3));
+  app.add_option("--backend", backend, "mpi (under mpirun) or inproc (ranks as threads, see -t)")
+      ->capture_default_str()->check(CLI::IsMember({"mpi", "inproc"}));
+  app.add_option("-t,--threads", options.threads, "ranks as threads of this process with --backend inproc")
+      ->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--algo", options.algorithm, "algorithm by name (default: meshcomm's selection)");
+  app.add_option("--json", options.json_path, "write one JSON record per size and placement to this file");
+  app.add_flag("--user-buffers", options.user_buffers,
+               "use plain page-aligned memory instead of meshcomm's shared buffers (Communicator::allocate_shared)");
+  try {
+    app.parse(argc, argv);
+    options.min_bytes = parse_size(min_bytes);
+    options.max_bytes = parse_size(max_bytes);
+    options.step_bytes = parse_size(step_bytes);
+    if (options.max_bytes < options.min_bytes) throw std::invalid_argument("-e must not be smaller than -b");
+  } catch (const CLI::ParseError& error) {
+    exit_code = quiet ? (error.get_exit_code() == 0 ? 0 : 2) : app.exit(error);
+    return std::nullopt;
+  } catch (const std::invalid_argument& error) {
+    if (!quiet) std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(), error.what());
+    exit_code = 2;
+    return std::nullopt;
+  }
+  bool type_known = false;
+  for (const auto& [name, value] : kTypeNames) {
+    if (type == name) {
+      options.type = value;
+      type_known = true;
+    }
+  }
+  const std::array<std::pair<const char*, ReduceOp>, 5> ops = {
+      {{"sum", ReduceOp::sum}, {"prod", ReduceOp::prod}, {"min", ReduceOp::min}, {"max", ReduceOp::max},
+       {"avg", ReduceOp::avg}}};
+  bool op_known = false;
+  for (const auto& [name, value] : ops) {
+    if (op == name) {
+      options.op = value;
+      op_known = true;
+    }
+  }
+  if (!type_known || !op_known) {
+    if (!quiet) {
+      std::fprintf(stderr, "%s: %s; valid: %s\n", std::string(program).c_str(),
+                   !type_known ? ("-d " + type + " is not a data type").c_str() : ("-o " + op + " is not an op").c_str(),
+                   !type_known ? "f32 f64 f16 bf16 i8 u8 i32 u32 i64 u64" : "sum prod min max avg");
+    }
+    exit_code = 2;
+    return std::nullopt;
+  }
+  options.check = check != 0;
+  options.time_across = static_cast<TimeAcross>(time_across);
+  options.backend = backend == "inproc" ? BackendKind::inproc : BackendKind::mpi;
+  return options;
+}
+
+}  // namespace meshcomm::perf

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "meshcomm/communicator.hpp"
+#include "meshcomm/types.hpp"
+
+namespace meshcomm::perf {
+
+/// How ranks' times combine into the reported time (nccl-tests' -a).
+enum class TimeAcross : std::uint8_t { rank0 = 0, mean = 1, min = 2, max = 3 };
+
+/// The command line of a perftest; nccl-tests' options keep their meanings.
+struct PerfOptions {
+  std::size_t min_bytes = 32 << 20;  // -b
+  std::size_t max_bytes = 32 << 20;  // -e
+  double step_factor = 1;            // -f (1: add step_bytes instead)
+  std::size_t step_bytes = 1 << 20;  // -i
+  int iterations = 20;               // -n
+  int warmup = 5;                    // -w
+  bool check = true;                 // -c
+  DataType type = DataType::f32;     // -d
+  ReduceOp op = ReduceOp::sum;       // -o
+  int root = 0;                      // -r
+  TimeAcross time_across = TimeAcross::max;  // -a
+  BackendKind backend = BackendKind::mpi;    // --backend
+  int threads = 2;                           // -t: ranks as threads with --backend inproc
+  std::string algorithm;                     // --algo
+  std::string json_path;                     // --json
+  bool user_buffers = false;                 // --user-buffers: plain memory, not allocate_shared
+};
+
+/// Parses `argc/argv`; returns nothing after printing help or an error (then `exit_code` is set).
+std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string_view program, bool quiet,
+                                              int& exit_code);
+
+/// Parses "8", "64K", "1M", "2G" (powers of 1024). Throws std::invalid_argument naming the text.
+std::size_t parse_size(const std::string& text);
+
+}  // namespace meshcomm::perf
