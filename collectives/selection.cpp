@@ -12,21 +12,34 @@ namespace {
 constexpr std::array kAllKinds{CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
                                CollectiveKind::all_to_all, CollectiveKind::all_to_allv, CollectiveKind::broadcast};
 constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
 
 }  // namespace
 
 SelectionTable SelectionTable::measured_defaults() {
   SelectionTable table;
   // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
+  // Measured at -np 2 on the 2-core development machine (perftests/README.md):
+  // - small messages: recursive doubling/halving beat MPI (1 round, no staging);
+  // - from 256 KiB the shm single-copy path wins 2-10x when buffers come from allocate_shared,
+  //   and below that its descriptor exchange costs more than 5% when they do not;
+  // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
+  // - all-to-all and broadcast gain nothing over Open MPI's own, so on mpi they are native.
+  const auto mpi = BackendKind::mpi;
   table.rules_ = {
-      {.kind = CollectiveKind::all_gather, .max_bytes = 64 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_gather, .max_bytes = 256 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 256 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
-      {.kind = CollectiveKind::reduce_scatter, .max_bytes = 64 * KiB, .algorithm = "recursive_halving"},
+      {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 256 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
-      {.kind = CollectiveKind::all_reduce, .max_bytes = 64 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .max_bytes = 8 * MiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
+      {.kind = CollectiveKind::all_to_all, .backend = mpi, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::all_to_allv, .backend = mpi, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::broadcast, .backend = mpi, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .algorithm = "binomial"},
   };
   return table;

@@ -36,15 +36,20 @@ Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   return now + timeout;
 }
 
+void backoff(unsigned spins) {
+  if (spins < 128) return;
+  if (spins < 4096) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds{20});
+  }
+}
+
 bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
   for (unsigned spins = 0;; ++spins) {
     if (done()) return true;
     if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
-    if (spins > 4096) {
-      std::this_thread::sleep_for(std::chrono::microseconds{20});
-    } else {
-      std::this_thread::yield();
-    }
+    backoff(spins);
   }
 }
 

@@ -49,6 +49,11 @@ class ScheduleWorkState final : public WorkState {
   std::vector<Work> current_;
 };
 
+/// Waits a little before polling again: a bare spin for the first polls (a message between
+/// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
+/// so that oversubscribed ranks still progress. `spins` counts the polls so far.
+void backoff(unsigned spins);
+
 /// Calls `done()` until it returns true or `deadline` passes, yielding the core in between;
 /// returns false at the deadline. For states that progress by being tested.
 bool poll_until(const std::function<bool()>& done, Clock::time_point deadline);

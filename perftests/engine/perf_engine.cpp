@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -80,7 +81,7 @@ class Sweep {
  public:
   Sweep(const PerfOperation& operation, const PerfOptions& options, Communicator& comm)
       : operation_(operation), options_(options), comm_(comm), element_(size_of(options.type)) {
-    settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = options.algorithm};
+    settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = ""};
     const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
     send_ = std::make_unique<PerfBuffer>(comm, largest.send * element_, options.user_buffers);
     recv_ = std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, options.user_buffers);
@@ -94,14 +95,21 @@ class Sweep {
     int busbw_rows = 0;
     for (std::size_t bytes = options_.min_bytes; bytes <= options_.max_bytes;) {
       const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
-      const auto out_of_place = measure(counts, false);
-      const auto in_place = operation_.has_in_place() ? measure(counts, true) : Measurement{};
-      wrong += out_of_place.wrong + in_place.wrong;
-      busbw_sum += out_of_place.busbw + in_place.busbw;
-      busbw_rows += operation_.has_in_place() ? 2 : 1;
-      print_row(counts, out_of_place, in_place);
-      const std::size_t next = options_.step_factor > 1 ? static_cast<std::size_t>(static_cast<double>(bytes) * options_.step_factor)
-                                                        : bytes + options_.step_bytes;
+      // Each algorithm in turn at this size, so that drift on a noisy machine hits all alike.
+      std::vector<std::pair<Measurement, Measurement>> row;
+      for (const auto& algorithm : options_.algorithms) {
+        settings_.algorithm = algorithm;
+        const auto out_of_place = measure(counts, false);
+        const auto in_place = operation_.has_in_place() ? measure(counts, true) : Measurement{};
+        wrong += out_of_place.wrong + in_place.wrong;
+        busbw_sum += out_of_place.busbw + in_place.busbw;
+        busbw_rows += operation_.has_in_place() ? 2 : 1;
+        row.emplace_back(out_of_place, in_place);
+      }
+      for (std::size_t a = 0; a < row.size(); ++a) print_row(counts, options_.algorithms[a], row[a].first, row[a].second, row);
+      const std::size_t next = options_.step_factor > 1
+                                   ? static_cast<std::size_t>(static_cast<double>(bytes) * options_.step_factor)
+                                   : bytes + options_.step_bytes;
       if (next <= bytes) break;
       bytes = next;
     }
@@ -129,17 +137,23 @@ class Sweep {
       local_wrong = operation_.count_wrong(recv, counts, settings_, comm_);
     }
     for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
-    comm_.barrier();
-    const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    result.time_us = across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
+    std::vector<double> times;
+    for (int repeat = 0; repeat < options_.repeats; ++repeat) {
+      comm_.barrier();
+      const auto started = std::chrono::steady_clock::now();
+      for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      times.push_back(across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across));
+    }
+    std::sort(times.begin(), times.end());
+    result.time_us = times[times.size() / 2];
     result.algbw = result.time_us > 0 ? static_cast<double>(reported_bytes(counts)) / (result.time_us * 1e3) : 0;
     result.busbw = result.algbw * operation_.bus_factor(comm_.size());
     result.wrong = sum_over_ranks(comm_, local_wrong);
     records_.push_back({
         {"op", operation_.name()},
-        {"algo", options_.algorithm.empty() ? "auto" : options_.algorithm},
+        {"algo", settings_.algorithm.empty() ? "auto" : settings_.algorithm},
+        {"repeats", options_.repeats},
         {"backend", to_string(comm_.backend())},
         {"ranks", comm_.size()},
         {"bytes", reported_bytes(counts)},
@@ -163,30 +177,53 @@ class Sweep {
     gethostname(host, sizeof host - 1);
     fmt::print("# meshcomm {}_perf: backend {}, {} ranks, algorithm {}, type {}, op {}, time across ranks {}\n",
                operation_.name(), to_string(comm_.backend()), comm_.size(),
-               options_.algorithm.empty() ? "auto (selection table)" : options_.algorithm, to_string(options_.type),
+               algorithm_list(), to_string(options_.type),
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
-    fmt::print("# iters {} warmup {} check {} buffers {} host {} pid {}\n#\n", options_.iterations, options_.warmup,
-               options_.check ? 1 : 0, options_.user_buffers ? "user" : "shared", host, getpid());
-    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "", "", "",
-               "", "", "out-of-place", "", "", "", "in-place", "", "", "");
-    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "size",
-               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-               "#wrong");
-    fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "(B)",
-               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} host {} pid {}\n#\n", options_.iterations,
+               options_.warmup, options_.repeats, options_.check ? 1 : 0, options_.user_buffers ? "user" : "shared",
+               host, getpid());
+    const bool compare = options_.algorithms.size() > 1;
+    auto line = [&](auto... column) {
+      fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}", column...);
+    };
+    line("", "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
+    fmt::print("{}\n", compare ? "   vs native" : "");
+    line("size", "count", "type", "redop", "root", "algo", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+         "busbw", "#wrong");
+    fmt::print("{}\n", compare ? "   out    in" : "");
+    line("(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    fmt::print("\n");
   }
 
-  void print_row(const PerfCounts& counts, const Measurement& out, const Measurement& in) const {
+  [[nodiscard]] std::string algorithm_list() const {
+    std::string names;
+    for (const auto& algorithm : options_.algorithms) {
+      names += (names.empty() ? "" : ",") + (algorithm.empty() ? std::string("auto") : algorithm);
+    }
+    return names;
+  }
+
+  /// One table row; with several algorithms, also the speedup over `native` measured alongside.
+  void print_row(const PerfCounts& counts, const std::string& algorithm, const Measurement& out,
+                 const Measurement& in, const std::vector<std::pair<Measurement, Measurement>>& row) const {
     if (comm_.rank() != 0) return;
     auto placement = [](const Measurement& m) {
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
-    fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5}  {}  {}\n", reported_bytes(counts), counts.reported,
+    std::string speedup;
+    const auto native = std::find(options_.algorithms.begin(), options_.algorithms.end(), "native");
+    if (options_.algorithms.size() > 1 && native != options_.algorithms.end()) {
+      const auto& base = row[static_cast<std::size_t>(native - options_.algorithms.begin())];
+      speedup = fmt::format("  {:>5.2f}x", base.first.time_us / out.time_us);
+      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", base.second.time_us / in.time_us);
+    }
+    fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {}  {}{}\n", reported_bytes(counts), counts.reported,
                to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
-               operation_.has_root() ? options_.root : -1, placement(out),
+               operation_.has_root() ? options_.root : -1, algorithm.empty() ? "auto" : algorithm, placement(out),
                operation_.has_in_place() ? placement(in)
-                                         : fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A"));
+                                         : fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A"),
+               speedup);
     std::fflush(stdout);
   }
 

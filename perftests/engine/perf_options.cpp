@@ -65,7 +65,12 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
       ->capture_default_str()->check(CLI::IsMember({"mpi", "inproc"}));
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process with --backend inproc")
       ->capture_default_str()->check(CLI::Range(1, 1024));
-  app.add_option("--algo", options.algorithm, "algorithm by name (default: meshcomm's selection)");
+  std::string algorithms;
+  app.add_option("--algo", algorithms,
+                 "algorithm, or comma-separated algorithms measured side by side for each size; 'auto' is "
+                 "meshcomm's selection (the default)");
+  app.add_option("--repeat", options.repeats, "timed runs per size and algorithm; the median is reported")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--json", options.json_path, "write one JSON record per size and placement to this file");
   app.add_flag("--user-buffers", options.user_buffers,
                "use plain page-aligned memory instead of meshcomm's shared buffers (Communicator::allocate_shared)");
@@ -110,6 +115,14 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
     return std::nullopt;
   }
   options.check = check != 0;
+  options.algorithms.clear();
+  std::string_view rest = algorithms;
+  do {
+    const auto comma = rest.find(',');
+    const auto name = rest.substr(0, comma);
+    options.algorithms.emplace_back(name == "auto" ? "" : name);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  } while (!rest.empty());
   options.time_across = static_cast<TimeAcross>(time_across);
   options.backend = backend == "inproc" ? BackendKind::inproc : BackendKind::mpi;
   return options;

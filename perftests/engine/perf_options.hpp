@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/types.hpp"
@@ -27,7 +28,8 @@ struct PerfOptions {
   TimeAcross time_across = TimeAcross::max;  // -a
   BackendKind backend = BackendKind::mpi;    // --backend
   int threads = 2;                           // -t: ranks as threads with --backend inproc
-  std::string algorithm;                     // --algo
+  std::vector<std::string> algorithms{""};   // --algo a,b,c: each size runs each in turn ("" = auto)
+  int repeats = 1;                           // --repeat: median over this many timed runs
   std::string json_path;                     // --json
   bool user_buffers = false;                 // --user-buffers: plain memory, not allocate_shared
 };

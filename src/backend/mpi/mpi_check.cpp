@@ -1,7 +1,5 @@
 #include "mpi_check.hpp"
 
-#include <sched.h>
-
 #include <fmt/format.h>
 
 namespace meshcomm::detail {
@@ -25,7 +23,7 @@ bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point de
     check_mpi(MPI_Test(&request, &done, &status), "MPI_Test", context);
     if (done != 0) return true;
     if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
-    sched_yield();
+    backoff(spins);
   }
 }
 

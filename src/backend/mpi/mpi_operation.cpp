@@ -1,7 +1,5 @@
 #include "mpi_operation.hpp"
 
-#include <sched.h>
-
 #include <fmt/format.h>
 
 #include "mpi_check.hpp"
@@ -71,7 +69,7 @@ void MpiOperation::wait_until(Clock::time_point deadline) {
       cancel_after_timeout(deadline);
       std::rethrow_exception(error_);
     }
-    sched_yield();
+    backoff(spins);
   }
 }
 
