@@ -83,8 +83,14 @@ class Sweep {
       : operation_(operation), options_(options), comm_(comm), element_(size_of(options.type)) {
     settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = ""};
     const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
-    send_ = std::make_unique<PerfBuffer>(comm, largest.send * element_, options.user_buffers);
-    recv_ = std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, options.user_buffers);
+    for (bool user : {false, true}) {
+      if (user ? !options.user_buffers : !options.shared_buffers) continue;
+      auto& kind = buffers_[user ? 1 : 0];
+      kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user);
+      kind.recv = std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user);
+      // Every (algorithm, buffers) pair is one column of the comparison.
+      for (const auto& algorithm : options.algorithms) variants_.push_back({algorithm, user});
+    }
   }
 
   /// Runs every size; returns the total number of wrong elements over all ranks.
@@ -97,8 +103,9 @@ class Sweep {
       const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
       // Each algorithm in turn at this size, so that drift on a noisy machine hits all alike.
       std::vector<std::pair<Measurement, Measurement>> row;
-      for (const auto& algorithm : options_.algorithms) {
-        settings_.algorithm = algorithm;
+      for (const auto& variant : variants_) {
+        settings_.algorithm = variant.algorithm;
+        current_ = &buffers_[variant.user_buffers ? 1 : 0];
         const auto out_of_place = measure(counts, false);
         const auto in_place = operation_.has_in_place() ? measure(counts, true) : Measurement{};
         wrong += out_of_place.wrong + in_place.wrong;
@@ -106,7 +113,7 @@ class Sweep {
         busbw_rows += operation_.has_in_place() ? 2 : 1;
         row.emplace_back(out_of_place, in_place);
       }
-      for (std::size_t a = 0; a < row.size(); ++a) print_row(counts, options_.algorithms[a], row[a].first, row[a].second, row);
+      for (std::size_t v = 0; v < row.size(); ++v) print_row(counts, v, row);
       const std::size_t next = options_.step_factor > 1
                                    ? static_cast<std::size_t>(static_cast<double>(bytes) * options_.step_factor)
                                    : bytes + options_.step_bytes;
@@ -127,8 +134,8 @@ class Sweep {
   }
 
   Measurement measure(const PerfCounts& counts, bool in_place) {
-    std::byte* send = in_place ? recv_->data() + counts.in_place_send_offset * element_ : send_->data();
-    std::byte* recv = in_place ? recv_->data() + counts.in_place_recv_offset * element_ : recv_->data();
+    std::byte* send = in_place ? current_->recv->data() + counts.in_place_send_offset * element_ : current_->send->data();
+    std::byte* recv = in_place ? current_->recv->data() + counts.in_place_recv_offset * element_ : current_->recv->data();
     Measurement result;
     std::uint64_t local_wrong = 0;
     if (options_.check) {
@@ -166,7 +173,7 @@ class Sweep {
         {"algbw_gbps", result.algbw},
         {"busbw_gbps", result.busbw},
         {"wrong", result.wrong},
-        {"buffers", options_.user_buffers ? "user" : "shared"},
+        {"buffers", current_ == &buffers_[1] ? "user" : "shared"},
     });
     return result;
   }
@@ -181,9 +188,10 @@ class Sweep {
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
     fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} host {} pid {}\n#\n", options_.iterations,
-               options_.warmup, options_.repeats, options_.check ? 1 : 0, options_.user_buffers ? "user" : "shared",
+               options_.warmup, options_.repeats, options_.check ? 1 : 0,
+               options_.user_buffers ? (options_.shared_buffers ? "both" : "user") : "shared",
                host, getpid());
-    const bool compare = options_.algorithms.size() > 1;
+    const bool compare = variants_.size() > 1;
     auto line = [&](auto... column) {
       fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}", column...);
     };
@@ -204,23 +212,37 @@ class Sweep {
     return names;
   }
 
-  /// One table row; with several algorithms, also the speedup over `native` measured alongside.
-  void print_row(const PerfCounts& counts, const std::string& algorithm, const Measurement& out,
-                 const Measurement& in, const std::vector<std::pair<Measurement, Measurement>>& row) const {
+  /// The name of variant `v`: its algorithm, and its buffers when both kinds are measured.
+  [[nodiscard]] std::string variant_name(std::size_t v) const {
+    std::string name = variants_[v].algorithm.empty() ? "auto" : variants_[v].algorithm;
+    if (options_.user_buffers && options_.shared_buffers) name += variants_[v].user_buffers ? "/user" : "/shared";
+    return name;
+  }
+
+  /// One table row; with several variants, also the speedup over the fastest `native` measured
+  /// alongside (native on either kind of buffer).
+  void print_row(const PerfCounts& counts, std::size_t v, const std::vector<std::pair<Measurement, Measurement>>& row)
+      const {
     if (comm_.rank() != 0) return;
+    const auto& [out, in] = row[v];
     auto placement = [](const Measurement& m) {
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
     std::string speedup;
-    const auto native = std::find(options_.algorithms.begin(), options_.algorithms.end(), "native");
-    if (options_.algorithms.size() > 1 && native != options_.algorithms.end()) {
-      const auto& base = row[static_cast<std::size_t>(native - options_.algorithms.begin())];
-      speedup = fmt::format("  {:>5.2f}x", base.first.time_us / out.time_us);
-      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", base.second.time_us / in.time_us);
+    double native_out = 0;
+    double native_in = 0;
+    for (std::size_t n = 0; n < variants_.size(); ++n) {
+      if (variants_[n].algorithm != "native") continue;
+      native_out = native_out == 0 ? row[n].first.time_us : std::min(native_out, row[n].first.time_us);
+      native_in = native_in == 0 ? row[n].second.time_us : std::min(native_in, row[n].second.time_us);
+    }
+    if (variants_.size() > 1 && native_out > 0) {
+      speedup = fmt::format("  {:>5.2f}x", native_out / out.time_us);
+      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", native_in / in.time_us);
     }
     fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {}  {}{}\n", reported_bytes(counts), counts.reported,
                to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
-               operation_.has_root() ? options_.root : -1, algorithm.empty() ? "auto" : algorithm, placement(out),
+               operation_.has_root() ? options_.root : -1, variant_name(v), placement(out),
                operation_.has_in_place() ? placement(in)
                                          : fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A"),
                speedup);
@@ -241,8 +263,17 @@ class Sweep {
   Communicator& comm_;
   std::size_t element_;
   PerfSettings settings_;
-  std::unique_ptr<PerfBuffer> send_;
-  std::unique_ptr<PerfBuffer> recv_;
+  struct Buffers {
+    std::unique_ptr<PerfBuffer> send;
+    std::unique_ptr<PerfBuffer> recv;
+  };
+  struct Variant {
+    std::string algorithm;
+    bool user_buffers;
+  };
+  Buffers buffers_[2];  // shared, user
+  const Buffers* current_ = nullptr;
+  std::vector<Variant> variants_;
   std::vector<nlohmann::json> records_;
 };
 

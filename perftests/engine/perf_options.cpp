@@ -72,8 +72,11 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
   app.add_option("--repeat", options.repeats, "timed runs per size and algorithm; the median is reported")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--json", options.json_path, "write one JSON record per size and placement to this file");
-  app.add_flag("--user-buffers", options.user_buffers,
-               "use plain page-aligned memory instead of meshcomm's shared buffers (Communicator::allocate_shared)");
+  std::string buffers = "shared";
+  app.add_option("--buffers", buffers,
+                 "shared: meshcomm's Communicator::allocate_shared (as nccl-tests can use ncclMemAlloc); user: plain "
+                 "page-aligned memory; both: every algorithm on each, side by side")
+      ->capture_default_str()->check(CLI::IsMember({"shared", "user", "both"}));
   try {
     app.parse(argc, argv);
     options.min_bytes = parse_size(min_bytes);
@@ -115,6 +118,8 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
     return std::nullopt;
   }
   options.check = check != 0;
+  options.shared_buffers = buffers != "user";
+  options.user_buffers = buffers != "shared";
   options.algorithms.clear();
   std::string_view rest = algorithms;
   do {

@@ -31,7 +31,8 @@ struct PerfOptions {
   std::vector<std::string> algorithms{""};   // --algo a,b,c: each size runs each in turn ("" = auto)
   int repeats = 1;                           // --repeat: median over this many timed runs
   std::string json_path;                     // --json
-  bool user_buffers = false;                 // --user-buffers: plain memory, not allocate_shared
+  bool shared_buffers = true;                // --buffers shared|both: meshcomm's allocate_shared
+  bool user_buffers = false;                 // --buffers user|both: plain page-aligned memory
 };
 
 /// Parses `argc/argv`; returns nothing after printing help or an error (then `exit_code` is set).
