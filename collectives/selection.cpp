@@ -21,17 +21,17 @@ SelectionTable SelectionTable::measured_defaults() {
   // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
   // Measured at -np 2 on the 2-core development machine (perftests/README.md):
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging);
-  // - from 256 KiB the shm single-copy path wins 2-10x when buffers come from allocate_shared,
-  //   and below that its descriptor exchange costs more than 5% when they do not;
+  // - from 512 KiB the shm single-copy path wins 2-3x when buffers come from allocate_shared,
+  //   and costs under 5% (its 2 us descriptor exchange) when they do not;
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
   // - all-to-all and broadcast gain nothing over Open MPI's own, so on mpi they are native.
   const auto mpi = BackendKind::mpi;
   table.rules_ = {
-      {.kind = CollectiveKind::all_gather, .max_bytes = 256 * KiB, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 256 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
-      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 256 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 8 * MiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},

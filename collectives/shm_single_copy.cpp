@@ -4,8 +4,8 @@
 // meshcomm shared segment (Communicator::allocate_shared) and all ranks are on one host, each
 // rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
 // network stack. A closing barrier keeps every input untouched until all peers have read it.
-// Otherwise every rank falls back to the ring algorithm in the same call (they all see the same
-// descriptors, so they all decide alike).
+// Otherwise every rank falls back in the same call (to the backend's own all-gather, or the ring
+// reduce-scatter); they all see the same descriptors, so they all decide alike.
 
 #include <unistd.h>
 
@@ -122,7 +122,9 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
             if (block > 0) std::memcpy(byte_offset(args.output.data, peer * block), inputs[peer], block);
           }
         },
-        [&comm, args, block, rank] {
+        [&comm, args, block, rank]() -> std::shared_ptr<WorkState> {
+          // Without shared buffers Open MPI's own all-gather is as fast as anything on p2p.
+          if (comm.backend().native_unsupported_reason(args).empty()) return comm.backend().start_native(args);
           if (!args.in_place && block > 0) std::memcpy(byte_offset(args.output.data, rank * block), args.input.data, block);
           return start_ring_all_gather(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label);
         });
