@@ -16,6 +16,16 @@ namespace meshcomm::detail {
 
 struct CollectiveArgs;
 
+/// A fixed neighbourhood for repeated neighbour all-to-allv exchanges (MPI's distributed graph).
+/// Counts and offsets are in bytes, one entry per edge, in the edge order given at creation.
+class NeighborGraph {
+ public:
+  virtual ~NeighborGraph() = default;
+  virtual std::shared_ptr<WorkState> start(const void* send, std::span<const int> send_counts,
+                                           std::span<const int> send_offsets, void* recv,
+                                           std::span<const int> recv_counts, std::span<const int> recv_offsets) = 0;
+};
+
 /// Separates the user's messages from meshcomm's own (collectives, setup), so that neither can
 /// match the other's receives whatever tags they use.
 enum class Lane : std::uint8_t { user, internal };
@@ -69,6 +79,14 @@ class Backend {
   }
   /// Starts the backend's own collective for `args` (only where native_unsupported_reason is empty).
   virtual std::shared_ptr<WorkState> start_native(const CollectiveArgs&) { return nullptr; }
+
+  /// A neighbourhood graph with edges from `sources` and to `destinations` (repeats allowed: the
+  /// k-th edge between two ranks on one side meets the k-th on the other), or nullptr if the
+  /// backend has none. Collective over the backend's ranks.
+  virtual std::unique_ptr<NeighborGraph> create_neighbor_graph(std::span<const int> /*sources*/,
+                                                               std::span<const int> /*destinations*/) {
+    return nullptr;
+  }
 
   /// The fatal state shared with this backend's operations.
   [[nodiscard]] const std::shared_ptr<FatalState>& fatal_state() const noexcept { return fatal_; }

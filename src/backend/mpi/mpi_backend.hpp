@@ -28,6 +28,9 @@ class MpiBackend final : public Backend {
   // Open MPI's own collectives (mpi_native_collectives.cpp).
   [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override;
   std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override;
+  // MPI_Dist_graph_create_adjacent + MPI_Ineighbor_alltoallv (mpi_neighbor_graph.cpp).
+  std::unique_ptr<NeighborGraph> create_neighbor_graph(std::span<const int> sources,
+                                                       std::span<const int> destinations) override;
 
   /// The MPI communicator of a lane (for native collectives).
   [[nodiscard]] MPI_Comm comm(Lane lane) const noexcept { return lane == Lane::user ? user_ : internal_; }

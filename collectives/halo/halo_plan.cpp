@@ -1,0 +1,389 @@
+#include "meshcomm/halo.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "communicator_impl.hpp"
+#include "collective_engine.hpp"
+#include "halo_layout.hpp"
+#include "internal_p2p.hpp"
+#include "meshcomm/communicator.hpp"
+#include "reduction.hpp"
+#include "setup_exchange.hpp"
+
+namespace meshcomm {
+
+std::string_view to_string(HaloStrategy strategy) noexcept {
+  switch (strategy) {
+    case HaloStrategy::p2p: return "p2p";
+    case HaloStrategy::neighbor_alltoallv: return "neighbor_alltoallv";
+    case HaloStrategy::mpi_neighbor: return "mpi_neighbor";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+namespace {
+
+/// How rows sit in the extended buffer.
+struct RowFormat {
+  std::size_t row_elements;
+  DataType type;
+  std::size_t row_bytes;
+  std::size_t stride_bytes;
+};
+
+/// One direction of the exchange (forward, or the adjoint with the roles swapped): the messages
+/// out and in, each ordered by (peer, slot) so that both sides of every pair agree on the order.
+struct Direction {
+  std::vector<const HaloMessage*> out;
+  std::vector<const HaloMessage*> in;
+  std::vector<std::size_t> out_offset;  // byte offset of each message in the packed buffers
+  std::vector<std::size_t> in_offset;
+  std::size_t out_bytes = 0;
+  std::size_t in_bytes = 0;
+  std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
+  std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
+};
+
+std::vector<const HaloMessage*> ordered(const std::vector<HaloMessage>& messages) {
+  std::vector<const HaloMessage*> result;
+  for (const auto& message : messages) result.push_back(&message);
+  std::sort(result.begin(), result.end(), [](const HaloMessage* a, const HaloMessage* b) {
+    return a->peer != b->peer ? a->peer < b->peer : a->slot < b->slot;
+  });
+  return result;
+}
+
+}  // namespace
+
+/// The state behind a HaloPlan.
+class HaloPlanImpl {
+ public:
+  HaloPlanImpl(CommunicatorImpl& comm, HaloExchangeLayout layout, RowFormat format, HaloStrategy strategy,
+               std::size_t extended_rows, std::size_t own_first, int tag_slots)
+      : comm_(comm),
+        layout_(std::move(layout)),
+        format_(format),
+        strategy_(strategy),
+        extended_rows_(extended_rows),
+        own_first_(own_first),
+        tag_slots_(tag_slots) {
+    prepare(forward_, layout_.sends, layout_.receives);
+    prepare(adjoint_, layout_.receives, layout_.sends);
+  }
+
+  Work start(void* extended, bool adjoint) {
+    const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
+    comm_.check_buffer(extended, extended_rows_, MemoryKind::host, label, "extended");
+    auto& direction = adjoint ? adjoint_ : forward_;
+    auto* base = static_cast<std::byte*>(extended);
+    auto scratch = comm_.scratch().acquire(direction.out_bytes + direction.in_bytes);
+    std::byte* packed_out = scratch.get();
+    std::byte* packed_in = scratch.get() + direction.out_bytes;
+    const int first_tag = strategy_ == HaloStrategy::p2p ? comm_.reserve_internal_tags(tag_slots_) : 0;
+    auto* self = this;
+    return comm_.make_work(std::make_shared<ScheduleWorkState>(
+        2, [self, &direction, base, packed_out, packed_in, scratch, adjoint, label, first_tag](int step) {
+          if (step == 0) return self->post(direction, base, packed_out, packed_in, adjoint, label, first_tag);
+          self->finish(direction, base, packed_in, adjoint);
+          return std::vector<Work>{};
+        }));
+  }
+
+  [[nodiscard]] std::size_t extended_rows() const noexcept { return extended_rows_; }
+  [[nodiscard]] std::size_t own_first_row() const noexcept { return own_first_; }
+  [[nodiscard]] std::size_t bytes_sent() const noexcept { return forward_.out_bytes; }
+  [[nodiscard]] HaloStrategy strategy() const noexcept { return strategy_; }
+
+ private:
+  void prepare(Direction& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in) {
+    direction.out = ordered(out);
+    direction.in = ordered(in);
+    for (const auto* message : direction.out) {
+      direction.out_offset.push_back(direction.out_bytes);
+      direction.out_bytes += message->rows.size() * format_.row_bytes;
+    }
+    for (const auto* message : direction.in) {
+      direction.in_offset.push_back(direction.in_bytes);
+      direction.in_bytes += message->rows.size() * format_.row_bytes;
+    }
+    if (strategy_ != HaloStrategy::mpi_neighbor) return;
+    std::vector<int> sources;
+    std::vector<int> destinations;
+    for (const auto* message : direction.in) sources.push_back(message->peer);
+    for (const auto* message : direction.out) destinations.push_back(message->peer);
+    direction.graph = comm_.backend().create_neighbor_graph(sources, destinations);
+    for (std::size_t i = 0; i < direction.out.size(); ++i) {
+      direction.edge_counts[0].push_back(static_cast<int>(direction.out[i]->rows.size() * format_.row_bytes));
+      direction.edge_counts[1].push_back(static_cast<int>(direction.out_offset[i]));
+    }
+    for (std::size_t i = 0; i < direction.in.size(); ++i) {
+      direction.edge_counts[2].push_back(static_cast<int>(direction.in[i]->rows.size() * format_.row_bytes));
+      direction.edge_counts[3].push_back(static_cast<int>(direction.in_offset[i]));
+    }
+  }
+
+  [[nodiscard]] std::byte* row(std::byte* base, std::size_t index) const { return base + index * format_.stride_bytes; }
+
+  /// True when the message's rows are one dense block of the extended buffer.
+  [[nodiscard]] bool dense(const HaloMessage& message) const {
+    if (format_.stride_bytes != format_.row_bytes) return false;
+    for (std::size_t i = 1; i < message.rows.size(); ++i) {
+      if (message.rows[i] != message.rows[0] + i) return false;
+    }
+    return true;
+  }
+
+  void pack(const HaloMessage& message, std::byte* base, std::byte* into) const {
+    for (std::size_t i = 0; i < message.rows.size(); ++i) {
+      std::memcpy(into + i * format_.row_bytes, row(base, message.rows[i]), format_.row_bytes);
+    }
+  }
+
+  /// Step 0: local rows, packing, and the transfers.
+  std::vector<Work> post(Direction& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
+                         bool adjoint, OperationLabel label, int first_tag) {
+    for (const auto& copy : layout_.local) {
+      if (adjoint) {
+        reduce_into(row(base, copy.from), row(base, copy.to), format_.row_elements, format_.type, ReduceOp::sum);
+      } else {
+        std::memcpy(row(base, copy.to), row(base, copy.from), format_.row_bytes);
+      }
+    }
+    std::vector<Work> works;
+    if (strategy_ == HaloStrategy::p2p) {
+      for (std::size_t i = 0; i < direction.in.size(); ++i) {
+        const auto& message = *direction.in[i];
+        const bool direct = !adjoint && dense(message);
+        void* target = direct ? row(base, message.rows.front()) : packed_in + direction.in_offset[i];
+        works.push_back(recv_bytes(comm_, target, message.rows.size() * format_.row_bytes, message.peer,
+                                   first_tag + message.slot, label));
+      }
+      for (std::size_t i = 0; i < direction.out.size(); ++i) {
+        const auto& message = *direction.out[i];
+        const void* source = row(base, message.rows.empty() ? 0 : message.rows.front());
+        if (!dense(message)) {
+          pack(message, base, packed_out + direction.out_offset[i]);
+          source = packed_out + direction.out_offset[i];
+        }
+        works.push_back(send_bytes(comm_, source, message.rows.size() * format_.row_bytes, message.peer,
+                                   first_tag + message.slot, label));
+      }
+      return works;
+    }
+    for (std::size_t i = 0; i < direction.out.size(); ++i) pack(*direction.out[i], base, packed_out + direction.out_offset[i]);
+    if (strategy_ == HaloStrategy::mpi_neighbor) {
+      works.push_back(comm_.make_work(direction.graph->start(packed_out, direction.edge_counts[0],
+                                                             direction.edge_counts[1], packed_in,
+                                                             direction.edge_counts[2], direction.edge_counts[3])));
+      return works;
+    }
+    // neighbor_alltoallv: one all-to-allv over the whole communicator, zero counts off the neighbours.
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    counts_.assign(4 * ranks, 0);
+    auto per_peer = [&](const std::vector<const HaloMessage*>& messages, const std::vector<std::size_t>& offsets,
+                        std::size_t* counts, std::size_t* displacements) {
+      for (std::size_t i = 0; i < messages.size(); ++i) {
+        const auto peer = static_cast<std::size_t>(messages[i]->peer);
+        if (counts[peer] == 0) displacements[peer] = offsets[i];
+        counts[peer] += messages[i]->rows.size() * format_.row_bytes;
+      }
+    };
+    per_peer(direction.out, direction.out_offset, counts_.data(), counts_.data() + ranks);
+    per_peer(direction.in, direction.in_offset, counts_.data() + 2 * ranks, counts_.data() + 3 * ranks);
+    const std::span<const std::size_t> all(counts_);
+    CollectiveArgs args;
+    args.kind = CollectiveKind::all_to_allv;
+    args.input = ConstBufferView(packed_out, direction.out_bytes, DataType::u8);
+    args.output = BufferView(packed_in, direction.in_bytes, DataType::u8);
+    args.layout = {all.subspan(0, ranks), all.subspan(ranks, ranks), all.subspan(2 * ranks, ranks),
+                   all.subspan(3 * ranks, ranks)};
+    args.label = label;
+    works.push_back(comm_.collectives().start(comm_, args, {}));
+    return works;
+  }
+
+  /// Step 1: received rows into place (forward) or added onto their owners' rows (adjoint).
+  void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint) const {
+    for (std::size_t i = 0; i < direction.in.size(); ++i) {
+      const auto& message = *direction.in[i];
+      const std::byte* from = packed_in + direction.in_offset[i];
+      if (!adjoint && strategy_ == HaloStrategy::p2p && dense(message)) continue;  // received in place
+      for (std::size_t r = 0; r < message.rows.size(); ++r) {
+        if (adjoint) {
+          reduce_into(row(base, message.rows[r]), from + r * format_.row_bytes, format_.row_elements, format_.type,
+                      ReduceOp::sum);
+        } else {
+          std::memcpy(row(base, message.rows[r]), from + r * format_.row_bytes, format_.row_bytes);
+        }
+      }
+    }
+  }
+
+  CommunicatorImpl& comm_;
+  HaloExchangeLayout layout_;
+  RowFormat format_;
+  HaloStrategy strategy_;
+  std::size_t extended_rows_;
+  std::size_t own_first_;
+  int tag_slots_;
+  Direction forward_;
+  Direction adjoint_;
+  std::vector<std::size_t> counts_;
+};
+
+namespace {
+
+Error halo_error(const std::string& message) {
+  return Error(ErrorCode::invalid_argument, message, {.operation = "HaloPlan::create"});
+}
+
+RowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_stride) {
+  if (row_elements == 0) throw halo_error("row_elements = 0; rows need at least one element");
+  const std::size_t stride = row_stride == 0 ? row_elements : row_stride;
+  if (stride < row_elements) {
+    throw halo_error(fmt::format("row_stride = {} is smaller than row_elements = {}; rows would overlap", stride,
+                                 row_elements));
+  }
+  return {row_elements, type, row_elements * size_of(type), stride * size_of(type)};
+}
+
+void check_strategy(const CommunicatorImpl& comm, HaloStrategy strategy) {
+  if (strategy == HaloStrategy::mpi_neighbor && comm.backend().kind() != BackendKind::mpi) {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("strategy mpi_neighbor needs the mpi backend, not {}; use p2p or neighbor_alltoallv",
+                            to_string(comm.backend().kind())),
+                {.operation = "HaloPlan::create"});
+  }
+}
+
+/// The fields every rank must agree on, compared field by field so that a mismatch is named.
+struct Fingerprint {
+  std::int64_t values[8];
+};
+
+void check_same_everywhere(CommunicatorImpl& comm, const Fingerprint& mine) {
+  static constexpr const char* kNames[8] = {"shard_rows", "left", "right", "row_elements",
+                                            "type",       "row_stride", "periodic", "strategy"};
+  const auto label = comm.begin("HaloPlan::create");
+  auto all = exchange_all_gather(comm, std::as_bytes(std::span(&mine, 1)), label);
+  const auto* fingerprints = reinterpret_cast<const Fingerprint*>(all.data());
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    for (int field = 0; field < 8; ++field) {
+      if (fingerprints[rank].values[field] != mine.values[field]) {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("the halo plan differs across ranks: {} is {} on rank {} but {} on rank {}; every "
+                                "rank must pass the same spec",
+                                kNames[field], mine.values[field], comm.rank(), fingerprints[rank].values[field], rank),
+                    comm.context(label, rank));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+HaloPlan HaloPlan::create(Communicator& comm, const HaloSpec& spec) {
+  auto& impl = comm.impl();
+  using detail::halo_error;
+  if (spec.shard_rows.size() != static_cast<std::size_t>(comm.size())) {
+    throw halo_error(fmt::format("shard_rows has {} entries but the communicator has {} ranks; give one per rank",
+                                 spec.shard_rows.size(), comm.size()));
+  }
+  const std::size_t total = std::accumulate(spec.shard_rows.begin(), spec.shard_rows.end(), std::size_t{0});
+  for (auto [name, width] : {std::pair{"left", spec.left}, std::pair{"right", spec.right}}) {
+    if (width < 0) throw halo_error(fmt::format("{} = {} is negative; halo widths are >= 0", name, width));
+    if (static_cast<std::size_t>(width) > total) {
+      throw halo_error(fmt::format("{} = {} is beyond the whole sequence of {} rows; widths are at most {}", name, width,
+                                   total, total));
+    }
+  }
+  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride);
+  detail::check_strategy(impl, spec.strategy);
+  std::size_t rows_hash = 1469598103934665603ULL;
+  for (auto rows : spec.shard_rows) rows_hash = (rows_hash ^ rows) * 1099511628211ULL;
+  detail::check_same_everywhere(
+      impl, {{static_cast<std::int64_t>(rows_hash), spec.left, spec.right, static_cast<std::int64_t>(spec.row_elements),
+              static_cast<std::int64_t>(spec.type), static_cast<std::int64_t>(format.stride_bytes), spec.periodic,
+              static_cast<std::int64_t>(spec.strategy)}});
+  const auto left = static_cast<std::size_t>(spec.left);
+  const auto right = static_cast<std::size_t>(spec.right);
+  auto layout = detail::halo_layout_1d(spec.shard_rows, comm.rank(), left, right, spec.periodic);
+  // Slots: a side's halo has at most one run per rank, plus one where a periodic halo wraps.
+  const int slots = 2 * comm.size() + 2;
+  return HaloPlan(std::make_unique<detail::HaloPlanImpl>(impl, std::move(layout), format, spec.strategy,
+                                                         left + spec.shard_rows[comm.rank()] + right, left, slots));
+}
+
+HaloPlan HaloPlan::create(Communicator& comm, const HaloGraphSpec& spec) {
+  auto& impl = comm.impl();
+  using detail::halo_error;
+  if (spec.send_peers.size() != spec.send_rows.size() || spec.recv_peers.size() != spec.recv_rows.size()) {
+    throw halo_error(fmt::format("send_peers/send_rows have {}/{} entries and recv_peers/recv_rows {}/{}; each pair "
+                                 "must match",
+                                 spec.send_peers.size(), spec.send_rows.size(), spec.recv_peers.size(),
+                                 spec.recv_rows.size()));
+  }
+  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride);
+  detail::check_strategy(impl, spec.strategy);
+  detail::HaloExchangeLayout layout;
+  auto check_peer = [&](int peer) {
+    if (peer < 0 || peer >= comm.size() || peer == comm.rank()) {
+      throw halo_error(fmt::format("peer {} is not another rank of this communicator (0..{}, not {})", peer,
+                                   comm.size() - 1, comm.rank()));
+    }
+  };
+  // The k-th message between two ranks in one direction takes slot k on both sides.
+  std::vector<int> sent_to(comm.size(), 0);
+  for (std::size_t i = 0; i < spec.send_peers.size(); ++i) {
+    check_peer(spec.send_peers[i]);
+    for (auto index : spec.send_rows[i]) {
+      if (index >= spec.own_rows) {
+        throw halo_error(fmt::format("send_rows[{}] names row {} but the rank owns {} rows", i, index, spec.own_rows));
+      }
+    }
+    layout.sends.push_back({spec.send_peers[i], sent_to[spec.send_peers[i]]++, spec.send_rows[i]});
+  }
+  std::vector<int> received_from(comm.size(), 0);
+  std::size_t next_row = spec.own_rows;
+  for (std::size_t i = 0; i < spec.recv_peers.size(); ++i) {
+    check_peer(spec.recv_peers[i]);
+    std::vector<std::size_t> rows(spec.recv_rows[i]);
+    std::iota(rows.begin(), rows.end(), next_row);
+    next_row += spec.recv_rows[i];
+    layout.receives.push_back({spec.recv_peers[i], received_from[spec.recv_peers[i]]++, std::move(rows)});
+  }
+  std::int64_t slots = 1;
+  for (const auto& message : layout.sends) slots = std::max<std::int64_t>(slots, message.slot + 1);
+  for (const auto& message : layout.receives) slots = std::max<std::int64_t>(slots, message.slot + 1);
+  detail::check_same_everywhere(impl, {{0, 0, 0, static_cast<std::int64_t>(spec.row_elements),
+                                        static_cast<std::int64_t>(spec.type), static_cast<std::int64_t>(format.stride_bytes),
+                                        0, static_cast<std::int64_t>(spec.strategy)}});
+  // Every rank must reserve the same number of tags per start: agree on the largest.
+  const auto label = impl.begin("HaloPlan::create");
+  const auto all = detail::exchange_all_gather(impl, std::as_bytes(std::span(&slots, 1)), label);
+  const auto* every = reinterpret_cast<const std::int64_t*>(all.data());
+  const auto agreed = *std::max_element(every, every + comm.size());
+  return HaloPlan(std::make_unique<detail::HaloPlanImpl>(impl, std::move(layout), format, spec.strategy, next_row, 0,
+                                                         static_cast<int>(agreed)));
+}
+
+HaloPlan::HaloPlan(std::unique_ptr<detail::HaloPlanImpl> impl) noexcept : impl_(std::move(impl)) {}
+HaloPlan::HaloPlan(HaloPlan&&) noexcept = default;
+HaloPlan& HaloPlan::operator=(HaloPlan&&) noexcept = default;
+HaloPlan::~HaloPlan() = default;
+std::size_t HaloPlan::extended_rows() const noexcept { return impl_->extended_rows(); }
+std::size_t HaloPlan::own_first_row() const noexcept { return impl_->own_first_row(); }
+std::size_t HaloPlan::bytes_sent() const noexcept { return impl_->bytes_sent(); }
+HaloStrategy HaloPlan::strategy() const noexcept { return impl_->strategy(); }
+Work HaloPlan::start(void* extended) { return impl_->start(extended, false); }
+Work HaloPlan::start_adjoint(void* extended_gradient) { return impl_->start(extended_gradient, true); }
+
+}  // namespace meshcomm
