@@ -18,8 +18,7 @@ class AllToAll final : public PerfOperation {
             const Communicator& comm) const override {
     const std::size_t block = counts.send / comm.size();
     for (int to = 0; to < comm.size(); ++to) {
-      verifiable::fill(send, to * block, block, settings.type,
-                       [&](std::size_t k) { return verifiable::payload(comm.rank(), to, k); });
+      verifiable::fill_payload(send, to * block, block, settings.type, comm.rank(), to);
     }
   }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,

@@ -18,9 +18,7 @@ class ReduceScatter final : public PerfOperation {
   double bus_factor(int ranks) const override { return (ranks - 1.0) / ranks; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {
-    verifiable::fill(send, 0, counts.send, settings.type, [&](std::size_t i) {
-      return verifiable::contribution(settings.op, comm.rank(), i, comm.size());
-    });
+    verifiable::fill_contributions(send, counts.send, settings.type, settings.op, comm.rank(), comm.size());
   }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
                           const Communicator& comm) const override {

@@ -17,8 +17,7 @@ class SendRecv final : public PerfOperation {
   double bus_factor(int) const override { return 1.0; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {
-    verifiable::fill(send, 0, counts.send, settings.type,
-                     [&](std::size_t i) { return verifiable::payload(comm.rank(), 0, i); });
+    verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
   }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
                           const Communicator& comm) const override {

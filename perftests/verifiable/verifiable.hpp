@@ -31,6 +31,16 @@ void fill(void* data, std::size_t first, std::size_t count, DataType type, F val
   for (std::size_t i = 0; i < count; ++i) encode(value(i), type, bytes + (first + i) * size_of(type));
 }
 
+/// Fills `count` elements with what `rank` of `size` contributes to a reduction with `op`.
+inline void fill_contributions(void* data, std::size_t count, DataType type, ReduceOp op, int rank, int size) {
+  fill(data, 0, count, type, [&](std::size_t i) { return contribution(op, rank, i, size); });
+}
+
+/// Fills `count` elements at element `first` with what `from` sends to `to`.
+inline void fill_payload(void* data, std::size_t first, std::size_t count, DataType type, int from, int to) {
+  fill(data, first, count, type, [&](std::size_t i) { return payload(from, to, i); });
+}
+
 /// Number of the `count` elements at element `first` of `data` that differ from `expected(i)`.
 template <class F>
 std::size_t count_wrong(const void* data, std::size_t first, std::size_t count, DataType type, F expected) {

@@ -10,6 +10,7 @@
 #include "collective_args.hpp"
 #include "mpi_backend.hpp"
 #include "mpi_check.hpp"
+#include "mpi_collective_request.hpp"
 #include "reduction.hpp"
 
 namespace meshcomm::detail {
@@ -49,45 +50,6 @@ bool reduces(CollectiveKind kind) {
 
 int as_int(std::size_t value) { return static_cast<int>(value); }
 
-/// One MPI collective request, what it needs alive until it completes, and what to do after.
-class MpiCollectiveOperation final : public WorkState {
- public:
-  MpiCollectiveOperation(ErrorContext context, std::shared_ptr<FatalState> fatal)
-      : context_(std::move(context)), fatal_(std::move(fatal)) {}
-
-  MPI_Request request = MPI_REQUEST_NULL;
-  std::vector<int> counts;             // all_to_allv's int arrays
-  std::vector<std::byte> scratch;      // copies MPI reads from
-  std::function<void()> after;         // runs once on completion
-
-  bool test() override {
-    if (done_) return true;
-    int flag = 0;
-    MPI_Status status;
-    check_mpi(MPI_Test(&request, &flag, &status), "MPI_Test", context_);
-    if (flag == 0) return false;
-    done_ = true;
-    if (after) after();
-    return true;
-  }
-
-  void wait_until(Clock::time_point deadline) override {
-    if (poll_until([this] { return test(); }, deadline)) return;
-    Error error(ErrorCode::timeout,
-                fmt::format("MPI's {} did not complete in time: a rank has not joined it; the communicator cannot be "
-                            "used again",
-                            context_.operation),
-                context_);
-    fatal_->set(error);
-    throw error;
-  }
-
- private:
-  ErrorContext context_;
-  std::shared_ptr<FatalState> fatal_;
-  bool done_ = false;
-};
-
 }  // namespace
 
 std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) const {
@@ -102,7 +64,7 @@ std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) co
 
 std::shared_ptr<WorkState> MpiBackend::start_native(const CollectiveArgs& args) {
   auto where = context(args.label, -1);
-  auto operation = std::make_shared<MpiCollectiveOperation>(where, fatal_state());
+  auto operation = std::make_shared<MpiCollectiveRequest>(where, fatal_state());
   const MPI_Comm comm = internal_;
   const void* input = args.in_place ? MPI_IN_PLACE : args.input.data;
   auto* request = &operation->request;

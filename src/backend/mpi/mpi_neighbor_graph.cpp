@@ -6,39 +6,11 @@
 
 #include "mpi_backend.hpp"
 #include "mpi_check.hpp"
+#include "mpi_collective_request.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
-
-class MpiNeighborRequest final : public WorkState {
- public:
-  MpiNeighborRequest(ErrorContext context, std::shared_ptr<FatalState> fatal)
-      : context_(std::move(context)), fatal_(std::move(fatal)) {}
-  MPI_Request request = MPI_REQUEST_NULL;
-
-  bool test() override {
-    if (done_) return true;
-    int flag = 0;
-    check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", context_);
-    done_ = flag != 0;
-    return done_;
-  }
-  void wait_until(Clock::time_point deadline) override {
-    if (poll_until([this] { return test(); }, deadline)) return;
-    Error error(ErrorCode::timeout,
-                "MPI_Ineighbor_alltoallv did not complete in time: a neighbour has not joined the exchange; the "
-                "communicator cannot be used again",
-                context_);
-    fatal_->set(error);
-    throw error;
-  }
-
- private:
-  ErrorContext context_;
-  std::shared_ptr<FatalState> fatal_;
-  bool done_ = false;
-};
 
 class MpiNeighborGraph final : public NeighborGraph {
  public:
@@ -53,8 +25,8 @@ class MpiNeighborGraph final : public NeighborGraph {
   std::shared_ptr<WorkState> start(const void* send, std::span<const int> send_counts,
                                    std::span<const int> send_offsets, void* recv, std::span<const int> recv_counts,
                                    std::span<const int> recv_offsets) override {
-    const ErrorContext where{.backend = "mpi", .operation = "halo mpi_neighbor", .rank = rank_};
-    auto state = std::make_shared<MpiNeighborRequest>(where, fatal_);
+    const ErrorContext where{.backend = "mpi", .operation = "MPI_Ineighbor_alltoallv", .rank = rank_};
+    auto state = std::make_shared<MpiCollectiveRequest>(where, fatal_);
     check_mpi(MPI_Ineighbor_alltoallv(send, send_counts.data(), send_offsets.data(), MPI_BYTE, recv, recv_counts.data(),
                                       recv_offsets.data(), MPI_BYTE, graph_, &state->request),
               "MPI_Ineighbor_alltoallv", where);

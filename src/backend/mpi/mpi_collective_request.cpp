@@ -1,0 +1,30 @@
+#include "mpi_collective_request.hpp"
+
+#include <fmt/format.h>
+
+#include "mpi_check.hpp"
+
+namespace meshcomm::detail {
+
+bool MpiCollectiveRequest::test() {
+  if (done_) return true;
+  int flag = 0;
+  check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", context_);
+  if (flag == 0) return false;
+  done_ = true;
+  if (after) after();
+  return true;
+}
+
+void MpiCollectiveRequest::wait_until(Clock::time_point deadline) {
+  if (poll_until([this] { return test(); }, deadline)) return;
+  Error error(ErrorCode::timeout,
+              fmt::format("MPI's {} did not complete in time: a rank has not joined it; the communicator cannot be "
+                          "used again",
+                          context_.operation),
+              context_);
+  fatal_->set(error);
+  throw error;
+}
+
+}  // namespace meshcomm::detail
