@@ -18,6 +18,7 @@
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh.hpp"
+#include "meshcomm/topology.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 
 namespace {
@@ -87,6 +88,9 @@ int main(int argc, char** argv) {
   app.add_option("--mesh-dim", mesh_dim, "mesh dims: sizes for dp,fsdp,tp,sp ('1,-1,2,1') or named ('dp:2,tp:-1')")
       ->capture_default_str();
   app.add_option("--axes", axis_sets, "an axis or comma-separated axis set to show; repeatable (default: each axis)");
+  std::string policy = "topology_aware";
+  app.add_option("--policy", policy, "placement: topology_aware, easylm, torchtitan, accelerate, megatron:ORDER")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -96,7 +100,9 @@ int main(int argc, char** argv) {
   try {
     meshcomm::MpiBootstrap bootstrap;
     auto world = meshcomm::Communicator::create(bootstrap);
-    auto mesh = meshcomm::Mesh::create(world, meshcomm::MeshSpec::parse(mesh_dim));
+    auto topology = std::make_shared<const meshcomm::Topology>(meshcomm::Topology::discover(world));
+    auto mesh = meshcomm::Mesh::create(world, meshcomm::MeshSpec::parse(mesh_dim),
+                                       {.placement = meshcomm::Placement::parse(policy), .topology = topology});
     if (axis_sets.empty()) {
       for (const auto& axis : mesh.spec().axes()) axis_sets.push_back(axis.name);
     }

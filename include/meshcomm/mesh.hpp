@@ -9,6 +9,8 @@
 
 #include "meshcomm/export.hpp"
 #include "meshcomm/mesh_spec.hpp"
+#include "meshcomm/placement.hpp"
+#include "meshcomm/topology.hpp"
 
 namespace meshcomm {
 
@@ -18,17 +20,12 @@ namespace detail {
 class MeshImpl;
 }
 
-/// How mesh coordinates are assigned to ranks.
-enum class PlacementPolicy : std::uint8_t {
-  row_major,  ///< rank order, last axis fastest (EasyLM, DeviceMesh and torchtitan on GPUs)
-};
-
-/// Name of a placement policy: "row_major".
-MESHCOMM_API std::string_view to_string(PlacementPolicy policy) noexcept;
-
 /// How a mesh is built.
 struct MeshOptions {
-  PlacementPolicy placement = PlacementPolicy::row_major;
+  /// Which ranks get which coordinates (default: topology-aware, tp innermost within a node).
+  Placement placement{};
+  /// Where the ranks run; null: all on one node. `Topology::discover(world)` finds out.
+  std::shared_ptr<const Topology> topology;
 };
 
 /// A device mesh over a communicator: each rank's coordinates, and a communicator for any axis
@@ -54,7 +51,11 @@ class MESHCOMM_API Mesh {
   /// The resolved spec (no -1 sizes).
   [[nodiscard]] const MeshSpec& spec() const noexcept;
   /// The placement policy in use.
-  [[nodiscard]] PlacementPolicy placement() const noexcept;
+  [[nodiscard]] const Placement& placement() const noexcept;
+  /// The topology it was placed on.
+  [[nodiscard]] const Topology& topology() const noexcept;
+  /// Groups, ring crossings and warnings of this placement.
+  [[nodiscard]] const PlacementReport& report() const noexcept;
   /// This rank's coordinates, one per axis in spec order.
   [[nodiscard]] std::span<const int> coordinates() const noexcept;
   /// Coordinates of any world rank.
@@ -77,8 +78,8 @@ class MESHCOMM_API Mesh {
   /// Convenience overload: `mesh.comm({"dp", "fsdp"})`.
   [[nodiscard]] Communicator& comm(std::initializer_list<std::string_view> axes);
 
-  /// A human-readable account of the mesh: axes, placement, every rank's coordinates and the
-  /// groups of every axis, then any warnings.
+  /// A human-readable account of the mesh: axes, placement, every rank's node and coordinates,
+  /// the groups of every axis, the ring's node crossings, then any warnings.
   [[nodiscard]] std::string describe() const;
 
  private:

@@ -8,24 +8,42 @@
 
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
-#include "placement.hpp"
 
 namespace meshcomm {
 
-std::string_view to_string(PlacementPolicy policy) noexcept {
-  switch (policy) {
-    case PlacementPolicy::row_major: return "row_major";
-  }
-  return "unknown";
+namespace detail {
+
+namespace {
+
+/// Row-major linear index of `coordinates` within `sizes` (last axis fastest).
+int linear_index(const std::vector<int>& sizes, const std::vector<int>& coordinates) {
+  int index = 0;
+  for (std::size_t axis = 0; axis < sizes.size(); ++axis) index = index * sizes[axis] + coordinates[axis];
+  return index;
 }
 
-namespace detail {
+std::vector<int> coordinates_from_index(const std::vector<int>& sizes, int index) {
+  std::vector<int> coordinates(sizes.size());
+  for (std::size_t axis = sizes.size(); axis-- > 0;) {
+    coordinates[axis] = index % sizes[axis];
+    index /= sizes[axis];
+  }
+  return coordinates;
+}
+
+}  // namespace
 
 /// The state behind a `Mesh`: the placement of every rank and the cache of group communicators.
 class MeshImpl {
  public:
-  MeshImpl(const Communicator& world, MeshSpec spec, PlacementPolicy policy)
-      : world_(&world), spec_(std::move(spec)), policy_(policy), placement_(place_ranks(spec_, policy)) {
+  MeshImpl(const Communicator& world, MeshSpec spec, Placement policy, std::shared_ptr<const Topology> topology)
+      : world_(&world),
+        spec_(std::move(spec)),
+        policy_(std::move(policy)),
+        topology_(topology != nullptr ? std::move(topology)
+                                      : std::make_shared<const Topology>(Topology::simulated(world.size(), world.size()))),
+        placement_(place_ranks(spec_, policy_, *topology_)),
+        report_(analyze_placement(spec_, placement_, *topology_)) {
     for (const auto& axis : spec_.axes()) sizes_.push_back(axis.size);
     rank_at_index_.resize(placement_.size());
     for (std::size_t rank = 0; rank < placement_.size(); ++rank) {
@@ -89,8 +107,10 @@ class MeshImpl {
 
   const Communicator* world_;
   MeshSpec spec_;
-  PlacementPolicy policy_;
+  Placement policy_;
+  std::shared_ptr<const Topology> topology_;
   std::vector<std::vector<int>> placement_;
+  PlacementReport report_;
   std::vector<int> sizes_;
   std::vector<int> rank_at_index_;
   std::map<std::vector<std::size_t>, std::unique_ptr<Communicator>> comms_;
@@ -99,7 +119,14 @@ class MeshImpl {
 }  // namespace detail
 
 Mesh Mesh::create(const Communicator& world, const MeshSpec& spec, const MeshOptions& options) {
-  return Mesh(std::make_unique<detail::MeshImpl>(world, spec.resolved(world.size()), options.placement));
+  auto resolved = spec.resolved(world.size());
+  if (options.topology != nullptr && options.topology->world_size() != world.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the topology has {} ranks but the communicator {}", options.topology->world_size(),
+                            world.size()),
+                {.operation = "Mesh::create"});
+  }
+  return Mesh(std::make_unique<detail::MeshImpl>(world, std::move(resolved), options.placement, options.topology));
 }
 
 Mesh::Mesh(std::unique_ptr<detail::MeshImpl> impl) noexcept : impl_(std::move(impl)) {}
@@ -108,7 +135,9 @@ Mesh& Mesh::operator=(Mesh&&) noexcept = default;
 Mesh::~Mesh() = default;
 
 const MeshSpec& Mesh::spec() const noexcept { return impl_->spec_; }
-PlacementPolicy Mesh::placement() const noexcept { return impl_->policy_; }
+const Placement& Mesh::placement() const noexcept { return impl_->policy_; }
+const Topology& Mesh::topology() const noexcept { return *impl_->topology_; }
+const PlacementReport& Mesh::report() const noexcept { return impl_->report_; }
 std::span<const int> Mesh::coordinates() const noexcept { return impl_->placement_[impl_->world_->rank()]; }
 
 std::span<const int> Mesh::coordinates_of(int world_rank) const {
@@ -174,24 +203,33 @@ Communicator& Mesh::comm(std::initializer_list<std::string_view> axes) {
 
 std::string Mesh::describe() const {
   const auto& spec = impl_->spec_;
-  std::string text = fmt::format("mesh {} over {} ranks, placement {}\n", spec.to_string(), impl_->placement_.size(),
-                                 to_string(impl_->policy_));
-  text += fmt::format("{:>6}", "rank");
+  const auto& topology = *impl_->topology_;
+  const auto& report = impl_->report_;
+  std::string text = fmt::format("mesh {} over {} ranks on {} node(s), placement {}\n", spec.to_string(),
+                                 impl_->placement_.size(), topology.node_count(), impl_->policy_.to_string());
+  text += fmt::format("{:>6} {:>5}", "rank", "node");
   for (const auto& axis : spec.axes()) text += fmt::format(" {:>6}", axis.name);
   text += "\n";
   for (std::size_t rank = 0; rank < impl_->placement_.size(); ++rank) {
-    text += fmt::format("{:>6}", rank);
+    text += fmt::format("{:>6} {:>5}", rank, topology.node_of(static_cast<int>(rank)));
     for (int coordinate : impl_->placement_[rank]) text += fmt::format(" {:>6}", coordinate);
     text += "\n";
   }
   text += "groups:\n";
-  for (const auto& axis : spec.axes()) {
-    const std::string_view axes[] = {axis.name};
+  for (std::size_t axis = 0; axis < spec.axes().size(); ++axis) {
     std::vector<std::string> groups;
-    for (const auto& group : all_groups(axes)) groups.push_back(fmt::format("[{}]", fmt::join(group, ",")));
-    text += fmt::format("  {:<6} {}\n", axis.name, fmt::join(groups, " "));
+    for (const auto& group : report.groups[axis]) groups.push_back(fmt::format("[{}]", fmt::join(group, ",")));
+    text += fmt::format("  {:<6} {}\n", spec.axes()[axis].name, fmt::join(groups, " "));
   }
-  text += "warnings: none\n";
+  if (!report.ring_axis.empty()) {
+    text += fmt::format("{} ring node crossings: {} (minimum {})\n", report.ring_axis, report.ring_crossings,
+                        report.ring_minimum_crossings);
+  }
+  if (report.warnings.empty()) {
+    text += "warnings: none\n";
+  } else {
+    for (const auto& warning : report.warnings) text += "warning: " + warning + "\n";
+  }
   return text;
 }
 

@@ -8,8 +8,9 @@
 
 namespace meshcomm::testing {
 
-void check_mesh_groups(Communicator& world, std::string_view dims, const std::vector<ExpectedGroups>& expected) {
-  auto mesh = Mesh::create(world, MeshSpec::parse(dims));
+void check_mesh_groups(Communicator& world, std::string_view dims, const std::vector<ExpectedGroups>& expected,
+                       const Placement& placement) {
+  auto mesh = Mesh::create(world, MeshSpec::parse(dims), {.placement = placement});
   for (const auto& entry : expected) {
     std::string label;
     for (auto axis : entry.axes) label += std::string(axis) + " ";

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "meshcomm/communicator.hpp"
+#include "meshcomm/placement.hpp"
 
 namespace meshcomm::testing {
 
@@ -14,10 +15,12 @@ struct ExpectedGroups {
   std::vector<std::vector<int>> groups;
 };
 
-/// Builds the mesh `dims` over `world` and checks, for each entry, that `all_groups` lists
+/// Builds the mesh `dims` over `world` with `placement` (row-major by default, which the hand
+/// lists assume) and checks, for each entry, that `all_groups` lists
 /// exactly the expected groups and that the communicator of this rank's group has its members in
 /// that order and really connects them (a ring exchange of world ranks inside it).
-void check_mesh_groups(Communicator& world, std::string_view dims, const std::vector<ExpectedGroups>& expected);
+void check_mesh_groups(Communicator& world, std::string_view dims, const std::vector<ExpectedGroups>& expected,
+                       const Placement& placement = Placement::parse("easylm"));
 
 /// The hand-computed groups of `1,-1,2,2` over 8 ranks (dp=1 fsdp=2 tp=2 sp=2).
 std::vector<ExpectedGroups> groups_1_x_2_2_world_8();

@@ -2,12 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
-#include "mesh/placement.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -27,20 +24,6 @@ TEST(Dissemination, RoundsAndPeers) {
   }
   EXPECT_EQ(dissemination_send_peer(6, 7, 2), 3);
   EXPECT_EQ(dissemination_recv_peer(1, 7, 2), 4);
-}
-
-TEST(Placement, RowMajorIsABijectionWithLastAxisFastest) {
-  auto spec = MeshSpec::parse("2,3,2,2").resolved(24);
-  auto placement = place_ranks(spec, PlacementPolicy::row_major);
-  ASSERT_EQ(placement.size(), 24U);
-  std::set<std::vector<int>> seen(placement.begin(), placement.end());
-  EXPECT_EQ(seen.size(), 24U);
-  EXPECT_EQ(placement[0], (std::vector<int>{0, 0, 0, 0}));
-  EXPECT_EQ(placement[1], (std::vector<int>{0, 0, 0, 1}));
-  EXPECT_EQ(placement[2], (std::vector<int>{0, 0, 1, 0}));
-  EXPECT_EQ(placement[23], (std::vector<int>{1, 2, 1, 1}));
-  const std::vector<int> sizes{2, 3, 2, 2};
-  for (int rank = 0; rank < 24; ++rank) EXPECT_EQ(linear_index(sizes, placement[rank]), rank);
 }
 
 TEST(Environment, ParsesDurations) {

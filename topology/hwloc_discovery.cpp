@@ -1,0 +1,125 @@
+// The only file that includes hwloc.h.
+
+#include "hwloc_discovery.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "meshcomm/config.hpp"
+#include "meshcomm/error.hpp"
+
+#if MESHCOMM_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace meshcomm::detail {
+
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+#if MESHCOMM_HAVE_HWLOC
+
+/// Owns an hwloc topology.
+class HwlocTopology {
+ public:
+  HwlocTopology() { hwloc_topology_init(&topology_); }
+  ~HwlocTopology() { hwloc_topology_destroy(topology_); }
+  HwlocTopology(const HwlocTopology&) = delete;
+  HwlocTopology& operator=(const HwlocTopology&) = delete;
+  [[nodiscard]] hwloc_topology_t get() const noexcept { return topology_; }
+
+ private:
+  hwloc_topology_t topology_{};
+};
+
+int numa_of(hwloc_topology_t topology, hwloc_obj_t device) {
+  hwloc_obj_t ancestor = hwloc_get_non_io_ancestor_obj(topology, device);
+  if (ancestor == nullptr || ancestor->nodeset == nullptr) return -1;
+  return hwloc_bitmap_first(ancestor->nodeset);
+}
+
+NodeInfo read(hwloc_topology_t topology, std::string host) {
+  NodeInfo node;
+  node.host = std::move(host);
+  node.packages = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PACKAGE);
+  node.numa_nodes = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
+  node.cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+  for (hwloc_obj_t device = hwloc_get_next_osdev(topology, nullptr); device != nullptr;
+       device = hwloc_get_next_osdev(topology, device)) {
+    const std::string name = device->name != nullptr ? device->name : "";
+    std::string bus_id;
+    if (device->parent != nullptr && device->parent->type == HWLOC_OBJ_PCI_DEVICE) {
+      const auto& pci = device->parent->attr->pcidev;
+      bus_id = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func);
+    }
+    DeviceInfo info{name, bus_id, numa_of(topology, device)};
+    const auto type = device->attr->osdev.type;
+    // CUDA devices appear twice (cuda* and nvml*); count the cuda ones, or nvml where only those exist.
+    if ((type == HWLOC_OBJ_OSDEV_COPROC && name.starts_with("cuda")) ||
+        (type == HWLOC_OBJ_OSDEV_GPU && name.starts_with("nvml"))) {
+      node.gpus.push_back(info);
+    } else if (type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+               (type == HWLOC_OBJ_OSDEV_NETWORK && !bus_id.empty())) {
+      node.nics.push_back(info);
+    }
+  }
+  // Keep one entry per GPU: prefer the cuda names, drop nvml duplicates of the same PCI device.
+  std::vector<DeviceInfo> unique;
+  for (const auto& gpu : node.gpus) {
+    const bool duplicate = std::any_of(unique.begin(), unique.end(), [&](const DeviceInfo& other) {
+      return !gpu.pci_bus_id.empty() && other.pci_bus_id == gpu.pci_bus_id;
+    });
+    if (!duplicate) unique.push_back(gpu);
+  }
+  node.gpus = std::move(unique);
+  return node;
+}
+
+#endif
+
+}  // namespace
+
+NodeInfo discover_node() {
+#if MESHCOMM_HAVE_HWLOC
+  HwlocTopology topology;
+  hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (hwloc_topology_load(topology.get()) == 0) return read(topology.get(), host_name());
+#endif
+  NodeInfo node;
+  node.host = host_name();
+  node.packages = 1;
+  node.numa_nodes = 1;
+  node.cores = static_cast<int>(std::thread::hardware_concurrency());
+  return node;
+}
+
+NodeInfo load_node_xml(const std::string& path) {
+#if MESHCOMM_HAVE_HWLOC
+  HwlocTopology topology;
+  hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_set_xml(topology.get(), path.c_str()) != 0 || hwloc_topology_load(topology.get()) != 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("cannot read hwloc XML '{}': not a readable hwloc topology file (make one with lstopo "
+                            "--of xml)",
+                            path),
+                {.operation = "Topology::node_from_xml"});
+  }
+  const char* host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topology.get()), "HostName");
+  return read(topology.get(), host != nullptr ? host : path);
+#else
+  throw Error(ErrorCode::unsupported,
+              fmt::format("cannot read '{}': this build has no hwloc (MESHCOMM_WITH_HWLOC=OFF)", path),
+              {.operation = "Topology::node_from_xml"});
+#endif
+}
+
+}  // namespace meshcomm::detail
