@@ -47,6 +47,23 @@ int numa_of(hwloc_topology_t topology, hwloc_obj_t device) {
   return hwloc_bitmap_first(ancestor->nodeset);
 }
 
+/// One entry per PCI device (a GPU shows as cuda* and nvml*, a NIC as mlx5_* and its network
+/// interface), preferring names that start with `preferred`.
+std::vector<DeviceInfo> one_per_device(const std::vector<DeviceInfo>& devices, std::string_view preferred) {
+  std::vector<DeviceInfo> unique;
+  for (const auto& device : devices) {
+    auto same = std::find_if(unique.begin(), unique.end(), [&](const DeviceInfo& other) {
+      return !device.pci_bus_id.empty() && other.pci_bus_id == device.pci_bus_id;
+    });
+    if (same == unique.end()) {
+      unique.push_back(device);
+    } else if (device.name.starts_with(preferred)) {
+      *same = device;
+    }
+  }
+  return unique;
+}
+
 NodeInfo read(hwloc_topology_t topology, std::string host) {
   NodeInfo node;
   node.host = std::move(host);
@@ -72,15 +89,8 @@ NodeInfo read(hwloc_topology_t topology, std::string host) {
       node.nics.push_back(info);
     }
   }
-  // Keep one entry per GPU: prefer the cuda names, drop nvml duplicates of the same PCI device.
-  std::vector<DeviceInfo> unique;
-  for (const auto& gpu : node.gpus) {
-    const bool duplicate = std::any_of(unique.begin(), unique.end(), [&](const DeviceInfo& other) {
-      return !gpu.pci_bus_id.empty() && other.pci_bus_id == gpu.pci_bus_id;
-    });
-    if (!duplicate) unique.push_back(gpu);
-  }
-  node.gpus = std::move(unique);
+  node.gpus = one_per_device(node.gpus, "cuda");
+  node.nics = one_per_device(node.nics, "mlx");
   return node;
 }
 

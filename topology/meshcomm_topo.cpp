@@ -1,0 +1,214 @@
+// meshcomm-topo: shows where a mesh's ranks land, on the real machine under mpirun or on a
+// simulated world.
+//
+//   meshcomm-topo --world 64 --ranks-per-node 8 --mesh-dim 1,2,4,8
+//   meshcomm-topo --world 256 --ranks-per-node 8 --mesh-dim 1,1,4,64 --policy easylm
+//   meshcomm-topo --xml topology/fixtures/dgx_h100.xml --mesh-dim 1,-1,4,1
+//   mpirun -np 4 meshcomm-topo --mesh-dim 1,-1,2,1 --json topo.json
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <optional>
+
+#include "meshcomm/config.hpp"
+#include "meshcomm/error.hpp"
+#include "meshcomm/placement.hpp"
+#include "meshcomm/topology.hpp"
+#if MESHCOMM_HAVE_MPI
+#include "meshcomm/communicator.hpp"
+#include "meshcomm/mpi_bootstrap.hpp"
+#endif
+
+namespace meshcomm {
+namespace {
+
+struct TopoOptions {
+  int world = 0;
+  int ranks_per_node = 0;
+  std::string xml;
+  std::string mesh_dim = "1,-1,1,1";
+  std::vector<std::string> axes;
+  std::string policy = "topology_aware";
+  std::string json_path;
+  bool all_ranks = false;
+};
+
+void print_devices(const char* kind, const std::vector<DeviceInfo>& devices) {
+  for (const auto& device : devices) {
+    fmt::print("    {} {:<8} pci {:<14} numa {}\n", kind, device.name.empty() ? "?" : device.name,
+               device.pci_bus_id.empty() ? "-" : device.pci_bus_id, device.numa_node);
+  }
+}
+
+void print_nodes(const Topology& topology) {
+  const auto& first = topology.node(0);
+  fmt::print("nodes: {} ({} ranks, at most {} per node)\n", topology.node_count(), topology.world_size(),
+             topology.max_ranks_per_node());
+  const int shown = std::min(topology.node_count(), 4);
+  for (int n = 0; n < shown; ++n) {
+    const auto& node = topology.node(n);
+    fmt::print("  node {} {}: {} packages, {} NUMA nodes, {} cores, {} GPUs, {} NICs, ranks [{}]\n", n, node.host,
+               node.packages, node.numa_nodes, node.cores, node.gpus.size(), node.nics.size(),
+               fmt::join(topology.ranks_on(n), ","));
+  }
+  if (topology.node_count() > shown) fmt::print("  ... {} more nodes like node 0\n", topology.node_count() - shown);
+  print_devices("gpu", first.gpus);
+  print_devices("nic", first.nics);
+}
+
+std::vector<std::string_view> split_axes(const std::string& text) {
+  std::vector<std::string_view> names;
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    names.push_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return names;
+}
+
+/// Groups over a set of axes: ranks sharing the coordinates off those axes, the first axis slowest.
+std::vector<std::vector<int>> groups_over(const MeshSpec& spec, const std::vector<std::vector<int>>& placement,
+                                          const std::vector<std::string_view>& names) {
+  std::vector<std::size_t> positions;
+  for (auto name : names) {
+    auto position = spec.find(name);
+    if (!position) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("--axes names '{}', which is not in {}", name, spec.to_string()));
+    }
+    positions.push_back(*position);
+  }
+  std::map<std::vector<int>, std::vector<std::pair<std::vector<int>, int>>> by_rest;
+  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
+    std::vector<int> rest = placement[rank];
+    std::vector<int> key;
+    for (auto position : positions) {
+      key.push_back(rest[position]);
+      rest[position] = -1;
+    }
+    by_rest[rest].push_back({key, static_cast<int>(rank)});
+  }
+  std::vector<std::vector<int>> groups;
+  for (auto& [rest, members] : by_rest) {
+    std::sort(members.begin(), members.end());
+    std::vector<int> group;
+    for (const auto& member : members) group.push_back(member.second);
+    groups.push_back(group);
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+std::string summary(const std::vector<std::vector<int>>& groups) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < groups.size() && i < 8; ++i) parts.push_back(fmt::format("[{}]", fmt::join(groups[i], ",")));
+  std::string text = fmt::format("{}", fmt::join(parts, " "));
+  if (groups.size() > 8) text += fmt::format(" ... ({} groups)", groups.size());
+  return text;
+}
+
+int report(const Topology& topology, const TopoOptions& options) {
+  const auto spec = MeshSpec::parse(options.mesh_dim).resolved(topology.world_size());
+  const auto placement_policy = Placement::parse(options.policy);
+  const auto placement = place_ranks(spec, placement_policy, topology);
+  const auto analysis = analyze_placement(spec, placement, topology);
+  print_nodes(topology);
+  fmt::print("\nmesh {} placed by {}\n", spec.to_string(), placement_policy.to_string());
+  fmt::print("{:>6} {:>5} {:>6}", "rank", "node", "local");
+  for (const auto& axis : spec.axes()) fmt::print(" {:>6}", axis.name);
+  fmt::print("\n");
+  const int shown = options.all_ranks ? topology.world_size() : std::min(topology.world_size(), 32);
+  for (int rank = 0; rank < shown; ++rank) {
+    fmt::print("{:>6} {:>5} {:>6}", rank, topology.node_of(rank), topology.local_rank(rank));
+    for (int coordinate : placement[rank]) fmt::print(" {:>6}", coordinate);
+    fmt::print("\n");
+  }
+  if (shown < topology.world_size()) fmt::print("  ... {} more ranks (--all-ranks shows them)\n", topology.world_size() - shown);
+  fmt::print("\ngroups:\n");
+  nlohmann::json groups_json = nlohmann::json::object();
+  for (std::size_t axis = 0; axis < spec.axes().size(); ++axis) {
+    fmt::print("  {:<12} {}\n", spec.axes()[axis].name, summary(analysis.groups[axis]));
+    groups_json[spec.axes()[axis].name] = analysis.groups[axis];
+  }
+  for (const auto& set : options.axes) {
+    const auto groups = groups_over(spec, placement, split_axes(set));
+    fmt::print("  {:<12} {}\n", set, summary(groups));
+    groups_json[set] = groups;
+  }
+  nlohmann::json crossings = nlohmann::json::object();
+  if (!analysis.ring_axis.empty()) {
+    fmt::print("\n{} ring node crossings: {} (minimum {})\n", analysis.ring_axis, analysis.ring_crossings,
+               analysis.ring_minimum_crossings);
+    crossings[analysis.ring_axis] = {{"actual", analysis.ring_crossings}, {"minimum", analysis.ring_minimum_crossings}};
+  }
+  fmt::print("\n");
+  for (const auto& warning : analysis.warnings) fmt::print("warning: {}\n", warning);
+  if (analysis.warnings.empty()) fmt::print("warnings: none\n");
+  if (!options.json_path.empty()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (int rank = 0; rank < topology.world_size(); ++rank) {
+      nlohmann::json coords = nlohmann::json::object();
+      for (std::size_t axis = 0; axis < spec.axes().size(); ++axis) coords[spec.axes()[axis].name] = placement[rank][axis];
+      ranks.push_back({{"rank", rank}, {"node", topology.node_of(rank)}, {"coords", coords}});
+    }
+    std::ofstream(options.json_path) << nlohmann::json{{"mesh", spec.to_string()},
+                                                       {"policy", placement_policy.to_string()},
+                                                       {"ranks", ranks},
+                                                       {"groups", groups_json},
+                                                       {"ring_crossings", crossings},
+                                                       {"warnings", analysis.warnings}}
+                                            .dump(2)
+                                     << "\n";
+    fmt::print("JSON: {}\n", options.json_path);
+  }
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  TopoOptions options;
+  CLI::App app{"meshcomm-topo: nodes, sockets, GPUs and NICs, and where a mesh's ranks land"};
+  app.add_option("--world", options.world, "simulate this many ranks (no MPI)");
+  app.add_option("--ranks-per-node", options.ranks_per_node, "ranks per simulated node (default: all on one)");
+  app.add_option("--xml", options.xml, "describe each node from this hwloc XML file (no MPI)");
+  app.add_option("--mesh-dim", options.mesh_dim, "mesh dims, e.g. 1,2,4,8 or dp:2,tp:-1")->capture_default_str();
+  app.add_option("--axes", options.axes, "also show the groups of this comma-separated axis set; repeatable");
+  app.add_option("--policy", options.policy, "topology_aware, easylm, torchtitan, accelerate, megatron:ORDER")
+      ->capture_default_str();
+  app.add_option("--json", options.json_path, "write ranks, groups, ring crossings and warnings here");
+  app.add_flag("--all-ranks", options.all_ranks, "list every rank (default: the first 32)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const bool simulated = options.world > 0 || !options.xml.empty();
+    if (simulated) {
+      const NodeInfo node = options.xml.empty() ? NodeInfo{} : Topology::node_from_xml(options.xml);
+      int world = options.world;
+      if (world == 0) world = std::max<int>(1, static_cast<int>(node.gpus.empty() ? node.cores : node.gpus.size()));
+      const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : world;
+      return report(Topology::simulated(world, per_node, node), options);
+    }
+#if MESHCOMM_HAVE_MPI
+    MpiSession session(argc, argv);
+    MpiBootstrap bootstrap;
+    auto world = Communicator::create(bootstrap);
+    const auto topology = Topology::discover(world);
+    const int result = world.rank() == 0 ? report(topology, options) : 0;
+    world.barrier();
+    return result;
+#else
+    fmt::print(stderr, "meshcomm-topo: this build has no MPI; pass --world N (and --ranks-per-node R) or --xml FILE\n");
+    return 2;
+#endif
+  } catch (const Error& error) {
+    fmt::print(stderr, "meshcomm-topo: {}\n", error.what());
+    return 2;
+  }
+}
+
+}  // namespace
+}  // namespace meshcomm
+
+int main(int argc, char** argv) { return meshcomm::run(argc, argv); }
