@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -64,6 +65,36 @@ std::vector<DeviceInfo> one_per_device(const std::vector<DeviceInfo>& devices, s
   return unique;
 }
 
+std::string bus_id_of(hwloc_obj_t device) {
+  if (device->parent == nullptr || device->parent->type != HWLOC_OBJ_PCI_DEVICE) return {};
+  const auto& pci = device->parent->attr->pcidev;
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func);
+}
+
+/// NVLink peers from the "NVLinkBandwidth" distances hwloc's NVML backend publishes (MB/s between
+/// GPU OS devices): a peer is any GPU with a non-zero bandwidth.
+void add_nvlink_peers(hwloc_topology_t topology, std::vector<DeviceInfo>& gpus) {
+  unsigned count = 1;
+  hwloc_distances_s* distances = nullptr;
+  if (hwloc_distances_get_by_name(topology, "NVLinkBandwidth", &count, &distances, 0) != 0 || count == 0) return;
+  auto index_of = [&](hwloc_obj_t object) {
+    const auto bus = bus_id_of(object);
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      if (!bus.empty() && gpus[g].pci_bus_id == bus) return static_cast<int>(g);
+    }
+    return -1;
+  };
+  for (unsigned i = 0; i < distances->nbobjs; ++i) {
+    const int from = index_of(distances->objs[i]);
+    if (from < 0) continue;
+    for (unsigned j = 0; j < distances->nbobjs; ++j) {
+      const int to = index_of(distances->objs[j]);
+      if (to >= 0 && to != from && distances->values[i * distances->nbobjs + j] > 0) gpus[from].nvlink_peers.push_back(to);
+    }
+  }
+  hwloc_distances_release(topology, distances);
+}
+
 NodeInfo read(hwloc_topology_t topology, std::string host) {
   NodeInfo node;
   node.host = std::move(host);
@@ -73,12 +104,8 @@ NodeInfo read(hwloc_topology_t topology, std::string host) {
   for (hwloc_obj_t device = hwloc_get_next_osdev(topology, nullptr); device != nullptr;
        device = hwloc_get_next_osdev(topology, device)) {
     const std::string name = device->name != nullptr ? device->name : "";
-    std::string bus_id;
-    if (device->parent != nullptr && device->parent->type == HWLOC_OBJ_PCI_DEVICE) {
-      const auto& pci = device->parent->attr->pcidev;
-      bus_id = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func);
-    }
-    DeviceInfo info{name, bus_id, numa_of(topology, device)};
+    const std::string bus_id = bus_id_of(device);
+    DeviceInfo info{name, bus_id, numa_of(topology, device), {}};
     const auto type = device->attr->osdev.type;
     // CUDA devices appear twice (cuda* and nvml*); count the cuda ones, or nvml where only those exist.
     if ((type == HWLOC_OBJ_OSDEV_COPROC && name.starts_with("cuda")) ||
@@ -91,6 +118,7 @@ NodeInfo read(hwloc_topology_t topology, std::string host) {
   }
   node.gpus = one_per_device(node.gpus, "cuda");
   node.nics = one_per_device(node.nics, "mlx");
+  add_nvlink_peers(topology, node.gpus);
   return node;
 }
 
@@ -110,6 +138,34 @@ NodeInfo discover_node() {
   node.numa_nodes = 1;
   node.cores = static_cast<int>(std::thread::hardware_concurrency());
   return node;
+}
+
+RankBinding discover_binding() {
+  RankBinding binding;
+#if MESHCOMM_HAVE_HWLOC
+  HwlocTopology topology;
+  if (hwloc_topology_load(topology.get()) != 0) return binding;
+  hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+  if (hwloc_get_cpubind(topology.get(), cpus, HWLOC_CPUBIND_PROCESS) == 0) {
+    char* text = nullptr;
+    hwloc_bitmap_list_asprintf(&text, cpus);
+    binding.cpus = text != nullptr ? text : "";
+    std::free(text);
+    auto inside = [&](hwloc_obj_type_t type) {
+      hwloc_obj_t object = hwloc_get_obj_covering_cpuset(topology.get(), cpus);
+      while (object != nullptr && object->type != type) object = object->parent;
+      return object != nullptr ? static_cast<int>(object->logical_index) : -1;
+    };
+    binding.package = hwloc_get_nbobjs_by_type(topology.get(), HWLOC_OBJ_PACKAGE) > 0 ? inside(HWLOC_OBJ_PACKAGE) : -1;
+    // A NUMA node is a memory child in hwloc 2: find the one whose cpuset covers the binding.
+    for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, nullptr); numa != nullptr;
+         numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, numa)) {
+      if (hwloc_bitmap_isincluded(cpus, numa->cpuset) != 0) binding.numa_node = static_cast<int>(numa->logical_index);
+    }
+  }
+  hwloc_bitmap_free(cpus);
+#endif
+  return binding;
 }
 
 NodeInfo load_node_xml(const std::string& path) {

@@ -10,6 +10,9 @@ namespace meshcomm::detail {
 /// and NUMA affinity). Without hwloc in the build: the host name and the core count only.
 NodeInfo discover_node();
 
+/// Where this process is bound: its package and NUMA node when it stays inside one, and its CPUs.
+RankBinding discover_binding();
+
 /// One node read from an hwloc XML file. Throws Error(invalid_argument) naming the file.
 NodeInfo load_node_xml(const std::string& path);
 

@@ -39,8 +39,9 @@ struct TopoOptions {
 
 void print_devices(const char* kind, const std::vector<DeviceInfo>& devices) {
   for (const auto& device : devices) {
-    fmt::print("    {} {:<8} pci {:<14} numa {}\n", kind, device.name.empty() ? "?" : device.name,
-               device.pci_bus_id.empty() ? "-" : device.pci_bus_id, device.numa_node);
+    fmt::print("    {} {:<8} pci {:<14} numa {}{}\n", kind, device.name.empty() ? "?" : device.name,
+               device.pci_bus_id.empty() ? "-" : device.pci_bus_id, device.numa_node,
+               device.nvlink_peers.empty() ? "" : fmt::format("  nvlink peers [{}]", fmt::join(device.nvlink_peers, ",")));
   }
 }
 
@@ -120,12 +121,13 @@ int report(const Topology& topology, const TopoOptions& options) {
   fmt::print("\nmesh {} placed by {}\n", spec.to_string(), placement_policy.to_string());
   fmt::print("{:>6} {:>5} {:>6}", "rank", "node", "local");
   for (const auto& axis : spec.axes()) fmt::print(" {:>6}", axis.name);
-  fmt::print("\n");
+  fmt::print("  bound to (package/numa/cpus)\n");
   const int shown = options.all_ranks ? topology.world_size() : std::min(topology.world_size(), 32);
   for (int rank = 0; rank < shown; ++rank) {
     fmt::print("{:>6} {:>5} {:>6}", rank, topology.node_of(rank), topology.local_rank(rank));
     for (int coordinate : placement[rank]) fmt::print(" {:>6}", coordinate);
-    fmt::print("\n");
+    const auto& bound = topology.binding(rank);
+    fmt::print("  {}\n", bound.cpus.empty() ? std::string("-") : fmt::format("{}/{}/{}", bound.package, bound.numa_node, bound.cpus));
   }
   if (shown < topology.world_size()) fmt::print("  ... {} more ranks (--all-ranks shows them)\n", topology.world_size() - shown);
   fmt::print("\ngroups:\n");

@@ -25,12 +25,15 @@ Error topology_error(const std::string& message) {
 struct NodeRecord {
   char host[64] = {};
   std::int32_t packages = 0, numa_nodes = 0, cores = 0, gpus = 0, nics = 0;
+  std::int32_t bound_package = -1, bound_numa_node = -1;
+  char bound_cpus[64] = {};
 };
 
 }  // namespace
 
-Topology::Topology(std::vector<int> node_of_rank, std::vector<NodeInfo> nodes)
-    : node_of_rank_(std::move(node_of_rank)), nodes_(std::move(nodes)) {
+Topology::Topology(std::vector<int> node_of_rank, std::vector<NodeInfo> nodes, std::vector<RankBinding> bindings)
+    : node_of_rank_(std::move(node_of_rank)), nodes_(std::move(nodes)), bindings_(std::move(bindings)) {
+  bindings_.resize(node_of_rank_.size());
   ranks_on_node_.resize(nodes_.size());
   for (std::size_t rank = 0; rank < node_of_rank_.size(); ++rank) {
     auto& on_node = ranks_on_node_.at(node_of_rank_[rank]);
@@ -72,6 +75,7 @@ Topology Topology::from_rank_nodes(std::vector<int> node_of_rank, const NodeInfo
 
 NodeInfo Topology::node_from_xml(const std::string& path) { return detail::load_node_xml(path); }
 NodeInfo Topology::this_node() { return detail::discover_node(); }
+RankBinding Topology::this_binding() { return detail::discover_binding(); }
 
 Topology Topology::discover(Communicator& world) {
   NodeInfo mine = detail::environment_variable("MESHCOMM_TOPOLOGY_XML")
@@ -96,6 +100,10 @@ Topology Topology::discover(Communicator& world) {
   record.cores = mine.cores;
   record.gpus = static_cast<std::int32_t>(mine.gpus.size());
   record.nics = static_cast<std::int32_t>(mine.nics.size());
+  const auto binding = this_binding();
+  record.bound_package = binding.package;
+  record.bound_numa_node = binding.numa_node;
+  std::strncpy(record.bound_cpus, binding.cpus.c_str(), sizeof record.bound_cpus - 1);
   auto& impl = world.impl();
   const auto gathered =
       detail::exchange_all_gather(impl, std::as_bytes(std::span(&record, 1)), impl.begin("Topology::discover"));
@@ -104,7 +112,9 @@ Topology Topology::discover(Communicator& world) {
   std::map<std::string, int> node_ids;
   std::vector<int> node_of_rank;
   std::vector<NodeInfo> nodes;
+  std::vector<RankBinding> bindings;
   for (int rank = 0; rank < world.size(); ++rank) {
+    bindings.push_back({records[rank].bound_package, records[rank].bound_numa_node, records[rank].bound_cpus});
     const std::string host = records[rank].host;
     auto [it, added] = node_ids.emplace(host, static_cast<int>(nodes.size()));
     if (added) {
@@ -121,7 +131,7 @@ Topology Topology::discover(Communicator& world) {
     }
     node_of_rank.push_back(it->second);
   }
-  return Topology(std::move(node_of_rank), std::move(nodes));
+  return Topology(std::move(node_of_rank), std::move(nodes), std::move(bindings));
 }
 
 }  // namespace meshcomm

@@ -15,6 +15,14 @@ struct DeviceInfo {
   std::string name;        ///< OS name: "cuda0", "nvml0", "mlx5_0", "eth0"
   std::string pci_bus_id;  ///< "0000:1b:00.0", empty if unknown
   int numa_node = -1;      ///< closest NUMA node, -1 if unknown
+  std::vector<int> nvlink_peers;  ///< GPUs (indices into NodeInfo::gpus) reached over NVLink
+};
+
+/// Where one rank's process is bound.
+struct RankBinding {
+  int package = -1;    ///< the package holding all its cores, -1 if it spans several or is unknown
+  int numa_node = -1;  ///< likewise for NUMA nodes
+  std::string cpus;    ///< its CPU set as a list, e.g. "0-13,112-125"
 };
 
 /// What one node holds.
@@ -47,6 +55,8 @@ class MESHCOMM_API Topology {
   static NodeInfo node_from_xml(const std::string& path);
   /// This machine, as hwloc sees it (no communication).
   static NodeInfo this_node();
+  /// Where this process is bound, as hwloc sees it.
+  static RankBinding this_binding();
 
   [[nodiscard]] int world_size() const noexcept { return static_cast<int>(node_of_rank_.size()); }
   [[nodiscard]] int node_count() const noexcept { return static_cast<int>(nodes_.size()); }
@@ -58,13 +68,16 @@ class MESHCOMM_API Topology {
   /// The most ranks any node holds.
   [[nodiscard]] int max_ranks_per_node() const noexcept;
   [[nodiscard]] const NodeInfo& node(int node) const { return nodes_.at(node); }
+  /// Where `rank` is bound (unknown for simulated topologies).
+  [[nodiscard]] const RankBinding& binding(int rank) const { return bindings_.at(rank); }
 
  private:
-  Topology(std::vector<int> node_of_rank, std::vector<NodeInfo> nodes);
+  Topology(std::vector<int> node_of_rank, std::vector<NodeInfo> nodes, std::vector<RankBinding> bindings = {});
   std::vector<int> node_of_rank_;
   std::vector<int> local_rank_;
   std::vector<std::vector<int>> ranks_on_node_;
   std::vector<NodeInfo> nodes_;
+  std::vector<RankBinding> bindings_;
 };
 
 }  // namespace meshcomm

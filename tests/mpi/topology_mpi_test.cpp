@@ -27,6 +27,9 @@ TEST(MpiTopology, DiscoveryAgreesAcrossRanks) {
   EXPECT_EQ(topology.local_rank(world.rank()), world.rank());
   for (int count : gathered(world, topology.node_count())) EXPECT_EQ(count, topology.node_count());
   for (int count : gathered(world, topology.max_ranks_per_node())) EXPECT_EQ(count, world.size());
+  // Every rank knows every rank's binding (this one's as it sees it itself).
+  EXPECT_EQ(topology.binding(world.rank()).cpus, Topology::this_binding().cpus);
+  EXPECT_FALSE(topology.binding(world.rank()).cpus.empty());
 }
 
 TEST(MpiTopology, SimulatedNodesFromTheEnvironment) {

@@ -28,6 +28,7 @@ TEST(Topology, DgxH100Fixture) {
     EXPECT_EQ(node.gpus[i].numa_node, i / 4) << "GPU " << i;
     EXPECT_EQ(node.nics[i].numa_node, i / 4) << "NIC " << i;
     EXPECT_EQ(node.nics[i].name, "mlx5_" + std::to_string(i));
+    EXPECT_EQ(node.gpus[i].nvlink_peers.size(), 7U) << "every H100 reaches the other 7 through NVSwitch";
   }
 }
 
