@@ -23,18 +23,6 @@
 
 namespace {
 
-/// Splits "dp,fsdp" into its axis names.
-std::vector<std::string_view> axis_names(const std::string& text) {
-  std::vector<std::string_view> names;
-  std::string_view rest(text);
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    names.push_back(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return names;
-}
-
 /// This rank's report: its coordinates and the members of each of its groups.
 std::string report(meshcomm::Mesh& mesh, int rank, const std::vector<std::string>& axis_sets) {
   std::vector<std::string> coordinates;
@@ -43,7 +31,7 @@ std::string report(meshcomm::Mesh& mesh, int rank, const std::vector<std::string
   }
   std::string line = fmt::format("rank {:>3}  ({})", rank, fmt::join(coordinates, " "));
   for (const auto& set : axis_sets) {
-    const auto names = axis_names(set);
+    const auto names = meshcomm::split_axis_list(set);
     auto& group = mesh.comm(names);
     std::vector<int> members(group.root_ranks().begin(), group.root_ranks().end());
     if (members != mesh.group_ranks(names)) {

@@ -61,16 +61,6 @@ void print_nodes(const Topology& topology) {
   print_devices("nic", first.nics);
 }
 
-std::vector<std::string_view> split_axes(const std::string& text) {
-  std::vector<std::string_view> names;
-  std::string_view rest(text);
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    names.push_back(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return names;
-}
 
 /// Groups over a set of axes: ranks sharing the coordinates off those axes, the first axis slowest.
 std::vector<std::vector<int>> groups_over(const MeshSpec& spec, const std::vector<std::vector<int>>& placement,
@@ -137,7 +127,7 @@ int report(const Topology& topology, const TopoOptions& options) {
     groups_json[spec.axes()[axis].name] = analysis.groups[axis];
   }
   for (const auto& set : options.axes) {
-    const auto groups = groups_over(spec, placement, split_axes(set));
+    const auto groups = groups_over(spec, placement, split_axis_list(set));
     fmt::print("  {:<12} {}\n", set, summary(groups));
     groups_json[set] = groups;
   }

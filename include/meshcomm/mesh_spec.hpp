@@ -56,4 +56,7 @@ class MESHCOMM_API MeshSpec {
   std::string text_;
 };
 
+/// Splits an axis list such as "dp,fsdp" into its names (views into `text`).
+MESHCOMM_API std::vector<std::string_view> split_axis_list(std::string_view text);
+
 }  // namespace meshcomm

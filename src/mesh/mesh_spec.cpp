@@ -147,6 +147,14 @@ int MeshSpec::known_product() const noexcept {
   return static_cast<int>(product);
 }
 
+std::vector<std::string_view> split_axis_list(std::string_view text) {
+  std::vector<std::string_view> names;
+  for (auto item : split_items(text)) {
+    if (!item.empty()) names.push_back(item);
+  }
+  return names;
+}
+
 std::string MeshSpec::to_string() const {
   std::vector<std::string> parts;
   for (const auto& axis : axes_) parts.push_back(fmt::format("{}:{}", axis.name, axis.size));
