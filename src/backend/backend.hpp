@@ -59,6 +59,8 @@ class Backend {
   [[nodiscard]] virtual int rank() const noexcept = 0;
   [[nodiscard]] virtual int size() const noexcept = 0;
   [[nodiscard]] virtual int max_tag() const noexcept = 0;
+  /// True if another thread may drive this backend's operations while the caller makes others.
+  [[nodiscard]] virtual bool thread_safe() const noexcept { return true; }
 
   /// Starts a send; arguments are already validated by the communicator.
   virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane,

@@ -20,6 +20,11 @@ class MpiBackend final : public Backend {
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
   [[nodiscard]] int max_tag() const noexcept override { return max_tag_; }
+  [[nodiscard]] bool thread_safe() const noexcept override {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    return level == MPI_THREAD_MULTIPLE;
+  }
 
   std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label) override;
   std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) override;

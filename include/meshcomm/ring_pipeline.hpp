@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "meshcomm/export.hpp"
+#include "meshcomm/work.hpp"
+
+namespace meshcomm {
+
+class Communicator;
+
+namespace detail {
+class RingPipelineImpl;
+}
+
+/// Which way blocks travel around the ring.
+enum class RingDirection : std::uint8_t {
+  forward,   ///< to rank + 1, from rank - 1
+  backward,  ///< to rank - 1, from rank + 1
+};
+
+/// A ring pipeline's shape.
+struct RingPipelineSpec {
+  std::size_t block_bytes = 0;  ///< bytes of one block (e.g. K and V packed together)
+  RingDirection direction = RingDirection::forward;
+  /// Drive transfers from a background thread, so they progress while the caller computes
+  /// (on by default; off, they progress when waited on).
+  bool progress_thread = true;
+};
+
+/// A ring of persistent double buffers for RingAttention: each step sends the block in
+/// `current()` on and receives the next one into the other buffer, while the caller computes on
+/// `current()`. Never more than two blocks per direction exist.
+///
+/// ```
+/// auto ring = RingPipeline::create(sp, {.block_bytes = kv_bytes});
+/// pack(ring.current());                      // this rank's own K and V
+/// for (int step = 0; step < sp.size(); ++step) {
+///   Work transfer = step + 1 < sp.size() ? ring.start() : Work();
+///   attend(ring.current());                  // overlaps the transfer
+///   transfer.wait();
+///   if (step + 1 < sp.size()) ring.advance();  // the received block becomes current
+/// }
+/// ```
+class MESHCOMM_API RingPipeline {
+ public:
+  /// Local: allocates the two buffers. The communicator must outlive the pipeline.
+  static RingPipeline create(Communicator& comm, const RingPipelineSpec& spec);
+
+  RingPipeline(RingPipeline&&) noexcept;
+  RingPipeline& operator=(RingPipeline&&) noexcept;
+  ~RingPipeline();
+
+  /// The block to compute on (and, after `start`, the one being sent: do not write it then).
+  [[nodiscard]] std::span<std::byte> current() noexcept;
+  /// Starts sending `current()` on and receiving the next block. Every rank must call it the same
+  /// number of times. Throws Error(invalid_argument) while a transfer is still in flight.
+  Work start();
+  /// Once the transfer from `start` is complete: the received block becomes `current()`.
+  void advance();
+
+  /// The rank this one sends to and the one it receives from.
+  [[nodiscard]] int send_peer() const noexcept;
+  [[nodiscard]] int recv_peer() const noexcept;
+
+ private:
+  explicit RingPipeline(std::unique_ptr<detail::RingPipelineImpl> impl) noexcept;
+  std::unique_ptr<detail::RingPipelineImpl> impl_;
+};
+
+}  // namespace meshcomm

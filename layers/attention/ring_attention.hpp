@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "meshcomm/communicator.hpp"
+
+namespace meshcomm::layers {
+
+/// One rank's share of a RingAttention call: `rows` query/key/value rows of [heads, head_dim]
+/// fp32 at the global `positions` its layout gives (equal row counts on every rank).
+struct RingAttentionShape {
+  std::size_t rows = 0;
+  std::size_t heads = 1;
+  std::size_t head_dim = 1;
+  bool causal = false;
+};
+
+/// Where a ring call spent its time, for ring_perf.
+struct RingAttentionTimes {
+  double compute_seconds = 0;  ///< block attention
+  double wait_seconds = 0;     ///< waiting for transfers that had not finished behind the compute
+};
+
+/// Forward: K and V (with their positions) travel the ring on a RingPipeline while each rank
+/// attends with its own queries to the block it holds; partial results merge by log-sum-exp.
+/// Writes `out` [rows, heads, dim] and `lse` [rows, heads] (kept for the backward pass).
+void ring_attention_forward(Communicator& ring, const float* queries, const float* keys, const float* values,
+                            const std::int64_t* positions, float* out, float* lse, const RingAttentionShape& shape,
+                            RingAttentionTimes* times = nullptr);
+
+/// Backward: dQ stays local; the dK and dV of each block travel with it and arrive back at the
+/// block's owner after a full circle.
+void ring_attention_backward(Communicator& ring, const float* queries, const float* keys, const float* values,
+                             const std::int64_t* positions, const float* out, const float* lse, const float* d_out,
+                             float* d_queries, float* d_keys, float* d_values, const RingAttentionShape& shape,
+                             RingAttentionTimes* times = nullptr);
+
+}  // namespace meshcomm::layers

@@ -1,0 +1,87 @@
+#include "progress_thread.hpp"
+
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+/// What the caller waits on: set by the progress thread when the inner operation ends.
+class ProgressThread::Job final : public WorkState {
+ public:
+  Job(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout)
+      : inner_(std::move(inner)), timeout_(timeout) {}
+
+  void drive() {
+    std::exception_ptr error;
+    try {
+      inner_->wait_until(deadline_after(timeout_));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+      error_ = error;
+    }
+    changed_.notify_all();
+  }
+
+  bool test() override {
+    std::lock_guard lock(mutex_);
+    if (done_ && error_) std::rethrow_exception(error_);
+    return done_;
+  }
+
+  void wait_until(Clock::time_point deadline) override {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_until(lock, deadline, [&] { return done_; })) {
+      throw Error(ErrorCode::timeout, "a background transfer did not complete in time; a peer has not joined it",
+                  {.operation = "progress thread"});
+    }
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::shared_ptr<WorkState> inner_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+ProgressThread::ProgressThread() : thread_([this] { run(); }) {}
+
+ProgressThread::~ProgressThread() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+std::shared_ptr<WorkState> ProgressThread::drive(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout) {
+  auto job = std::make_shared<Job>(std::move(inner), timeout);
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(job);
+  }
+  wake_.notify_all();
+  return job;
+}
+
+void ProgressThread::run() {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, nothing left
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job->drive();
+  }
+}
+
+}  // namespace meshcomm::detail

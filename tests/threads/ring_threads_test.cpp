@@ -1,0 +1,61 @@
+// RingPipeline and RingAttention over the inproc backend, P = 1..8.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <tuple>
+
+#include "cases/ring_cases.hpp"
+#include "harness/thread_ranks.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::testing {
+namespace {
+
+TEST(InprocRing, PipelineBothDirections) {
+  for (int size = 1; size <= 8; ++size) {
+    run_ranks(size, [](Communicator& comm) {
+      check_ring_pipeline(comm, RingDirection::forward);
+      check_ring_pipeline(comm, RingDirection::backward);
+    });
+  }
+}
+
+class InprocRingAttention : public ::testing::TestWithParam<std::tuple<layers::SequenceLayout, bool>> {};
+
+TEST_P(InprocRingAttention, MatchesSingleRank) {
+  const auto [layout, causal] = GetParam();
+  for (int size = 1; size <= 8; ++size) {
+    std::atomic<double> worst{0};
+    run_ranks(size, [&, layout = layout, causal = causal](Communicator& comm) {
+      const double error = check_ring_attention(comm, layout, causal);
+      double seen = worst.load();
+      while (error > seen && !worst.compare_exchange_weak(seen, error)) {
+      }
+    });
+    std::printf("ring attention %s%s P=%d: largest relative error %.2e\n", std::string(to_string(layout)).c_str(),
+                causal ? " causal" : "", size, worst.load());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, InprocRingAttention,
+                         ::testing::Combine(::testing::Values(layers::SequenceLayout::contiguous,
+                                                              layers::SequenceLayout::zigzag),
+                                            ::testing::Bool()),
+                         [](const auto& param_info) {
+                           return std::string(to_string(std::get<0>(param_info.param))) +
+                                  (std::get<1>(param_info.param) ? "_causal" : "_full");
+                         });
+
+TEST(InprocRing, UnevenSequenceIsRejected) {
+  try {
+    (void)layers::layout_positions(layers::SequenceLayout::zigzag, 30, 4, 0);
+    FAIL() << "30 rows over 8 zigzag chunks were accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("pad it to 32 rows"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace meshcomm::testing
