@@ -6,7 +6,7 @@
 //   mpirun -np 2 build/perftests/halo_perf --quick --plot halo.png --json halo.json
 //
 // For each strategy and direction: the time of one exchange (median over repeats of the mean
-// over iterations, maximum over ranks), the bytes each rank sends, and the speedup over
+// over iterations, maximum over ranks; the strategies measured side by side), the bytes each rank sends, and the speedup over
 // heads_alltoall, whose two transposes ([S/P, H, D] → [S, H/P, D] and back) are what a layer
 // pays instead. `mpi_sendrecv` is two raw MPI_Sendrecv calls moving the p2p strategy's bytes.
 
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/plot.hpp"
+#include "engine/side_by_side.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/halo.hpp"
@@ -62,30 +63,6 @@ struct Result {
   std::size_t bytes;
   double time_us;
 };
-
-double max_over_ranks(Communicator& comm, double value) {
-  double result = 0;
-  comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64),
-                  {.op = ReduceOp::max})
-      .wait();
-  return result;
-}
-
-double time_variant(Communicator& comm, const Variant& variant, const HaloOptions& options) {
-  for (int i = 0; i < options.warmup; ++i) variant.run();
-  std::vector<double> times;
-  for (int repeat = 0; repeat < options.repeats; ++repeat) {
-    comm.barrier();
-    const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < options.iterations; ++i) variant.run();
-    const double us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count() /
-        options.iterations;
-    times.push_back(max_over_ranks(comm, us));
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 std::vector<std::string> chosen_strategies(const std::string& text) {
   const std::vector<std::string> all = {"p2p", "neighbor_alltoallv", "mpi_neighbor", "mpi_sendrecv", "heads_alltoall"};
@@ -165,9 +142,12 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
     variants.push_back({name, "forward", plan->bytes_sent(), [plan, data] { plan->start(data).wait(); }});
     variants.push_back({name, "adjoint", plan->bytes_sent(), [plan, data] { plan->start_adjoint(data).wait(); }});
   }
+  std::vector<std::function<void()>> bodies;
+  for (const auto& variant : variants) bodies.push_back(variant.run);
+  const auto seconds = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats}, bodies);
   std::vector<Result> results;
-  for (const auto& variant : variants) {
-    results.push_back({variant.strategy, variant.direction, seq, variant.bytes, time_variant(comm, variant, options)});
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    results.push_back({variants[v].strategy, variants[v].direction, seq, variants[v].bytes, seconds[v] * 1e6});
   }
   return results;
 }

@@ -26,6 +26,7 @@
 #include "attention/block_attention.hpp"
 #include "attention/ring_attention.hpp"
 #include "attention/sequence_layout.hpp"
+#include "engine/side_by_side.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh_spec.hpp"
@@ -53,31 +54,6 @@ double reduce(Communicator& comm, double value, ReduceOp op) {
   double result = 0;
   comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64), {.op = op}).wait();
   return result;
-}
-
-/// Runs each of `bodies` in turn, `repeats` times over, so that drift on a noisy machine hits them
-/// alike; returns for each the median per-iteration time (maximum over ranks).
-std::vector<double> timed_side_by_side(Communicator& comm, const RingOptions& options,
-                                       const std::vector<std::function<void()>>& bodies) {
-  for (const auto& body : bodies) {
-    for (int i = 0; i < options.warmup; ++i) body();
-  }
-  std::vector<std::vector<double>> times(bodies.size());
-  for (int repeat = 0; repeat < options.repeats; ++repeat) {
-    for (std::size_t b = 0; b < bodies.size(); ++b) {
-      comm.barrier();
-      const auto started = Clock::now();
-      for (int i = 0; i < options.iterations; ++i) bodies[b]();
-      const double seconds = std::chrono::duration<double>(Clock::now() - started).count() / options.iterations;
-      times[b].push_back(reduce(comm, seconds, ReduceOp::max));
-    }
-  }
-  std::vector<double> medians;
-  for (auto& samples : times) {
-    std::sort(samples.begin(), samples.end());
-    medians.push_back(samples[samples.size() / 2]);
-  }
-  return medians;
 }
 
 nlohmann::json measure(Communicator& comm, const RingOptions& options, layers::SequenceLayout layout) {
@@ -124,7 +100,8 @@ nlohmann::json measure(Communicator& comm, const RingOptions& options, layers::S
                                    &ring_times);
     ++ring_runs;
   };
-  const auto medians = timed_side_by_side(comm, options, {compute_alone, transfer_alone, overlapped_ring});
+  const auto medians = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats},
+                                         {compute_alone, transfer_alone, overlapped_ring});
   const double compute = medians[0];
   const double transfer = medians[1];
   const double overlapped = medians[2];

@@ -1,0 +1,36 @@
+#include "side_by_side.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace meshcomm::perf {
+
+std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan,
+                                      const std::vector<std::function<void()>>& bodies) {
+  for (const auto& body : bodies) {
+    for (int i = 0; i < plan.warmup; ++i) body();
+  }
+  std::vector<std::vector<double>> samples(bodies.size());
+  for (int repeat = 0; repeat < plan.repeats; ++repeat) {
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+      comm.barrier();
+      const auto started = std::chrono::steady_clock::now();
+      for (int i = 0; i < plan.iterations; ++i) bodies[b]();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / plan.iterations;
+      double slowest = 0;
+      comm.all_reduce(ConstBufferView(&seconds, 1, DataType::f64), BufferView(&slowest, 1, DataType::f64),
+                      {.op = ReduceOp::max})
+          .wait();
+      samples[b].push_back(slowest);
+    }
+  }
+  std::vector<double> medians;
+  for (auto& times : samples) {
+    std::sort(times.begin(), times.end());
+    medians.push_back(times[times.size() / 2]);
+  }
+  return medians;
+}
+
+}  // namespace meshcomm::perf
