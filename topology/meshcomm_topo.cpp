@@ -135,7 +135,22 @@ int report(const Topology& topology, const TopoOptions& options) {
   if (!analysis.ring_axis.empty()) {
     fmt::print("\n{} ring node crossings: {} (minimum {})\n", analysis.ring_axis, analysis.ring_crossings,
                analysis.ring_minimum_crossings);
-    crossings[analysis.ring_axis] = {{"actual", analysis.ring_crossings}, {"minimum", analysis.ring_minimum_crossings}};
+    std::vector<std::string> each;
+    for (std::size_t ring = 0; ring < analysis.ring_crossings_each.size() && ring < 16; ++ring) {
+      each.push_back(fmt::format("{}/{}", analysis.ring_crossings_each[ring].first,
+                                 analysis.ring_crossings_each[ring].second));
+    }
+    fmt::print("  each ring, crossings/minimum: {}{}\n", fmt::join(each, " "),
+               analysis.ring_crossings_each.size() > 16
+                   ? fmt::format(" ... ({} rings)", analysis.ring_crossings_each.size())
+                   : "");
+    nlohmann::json per_ring = nlohmann::json::array();
+    for (const auto& [actual, minimum] : analysis.ring_crossings_each) {
+      per_ring.push_back({{"actual", actual}, {"minimum", minimum}});
+    }
+    crossings[analysis.ring_axis] = {{"actual", analysis.ring_crossings},
+                                     {"minimum", analysis.ring_minimum_crossings},
+                                     {"each", per_ring}};
   }
   fmt::print("\n");
   for (const auto& warning : analysis.warnings) fmt::print("warning: {}\n", warning);

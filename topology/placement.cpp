@@ -217,8 +217,10 @@ PlacementReport analyze_placement(const MeshSpec& resolved, const std::vector<st
         nodes.insert(topology.node_of(group[i]));
         if (topology.node_of(group[i]) != topology.node_of(group[(i + 1) % group.size()])) ++crossings;
       }
+      const int minimum = nodes.size() > 1 ? static_cast<int>(nodes.size()) : 0;
       report.ring_crossings += crossings;
-      report.ring_minimum_crossings += nodes.size() > 1 ? static_cast<int>(nodes.size()) : 0;
+      report.ring_minimum_crossings += minimum;
+      report.ring_crossings_each.emplace_back(crossings, minimum);
     }
     if (report.ring_crossings > report.ring_minimum_crossings) {
       report.warnings.push_back(fmt::format("{} rings cross node boundaries {} times where {} would do",

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "meshcomm/export.hpp"
@@ -44,6 +45,8 @@ struct PlacementReport {
   std::string ring_axis;  ///< "sp" (or "cp"), empty if the mesh has neither
   int ring_crossings = 0;          ///< node boundaries crossed by all ring groups, wrap included
   int ring_minimum_crossings = 0;  ///< the fewest any placement could cross with those nodes
+  /// For each ring group (in the order of `groups`): its crossings and its minimum.
+  std::vector<std::pair<int, int>> ring_crossings_each;
   std::vector<std::string> warnings;
 };
 

@@ -91,6 +91,7 @@ TEST(Placement, TopologyAwareAtScale) {
         EXPECT_EQ(nodes.size(), 1U) << dims << ": a tp group spans nodes";
       }
       EXPECT_EQ(report.ring_crossings, report.ring_minimum_crossings) << dims;
+      for (const auto& [actual, minimum] : report.ring_crossings_each) EXPECT_EQ(actual, minimum) << dims;
       EXPECT_TRUE(report.warnings.empty()) << dims << ": " << report.warnings.front();
     }
   }
