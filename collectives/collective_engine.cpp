@@ -63,9 +63,12 @@ const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const Co
     }
     return *algorithm;
   }
-  for (auto name : table_.preferred(args.kind, comm.backend().kind(), args.bytes(), comm.size())) {
+  auto runs_the_call = [&](std::string_view name) {
     const auto* algorithm = algorithms_.find(args.kind, name);
-    if (algorithm != nullptr && algorithm->unsupported_reason(args, comm).empty()) return *algorithm;
+    return algorithm != nullptr && algorithm->unsupported_reason(args, comm).empty();
+  };
+  if (auto name = table_.first_preferred(args.kind, comm.backend().kind(), args.bytes(), comm.size(), runs_the_call)) {
+    return *algorithms_.find(args.kind, *name);
   }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);

@@ -83,17 +83,4 @@ std::optional<std::string_view> SelectionTable::forced(CollectiveKind kind) cons
   return std::string_view(name);
 }
 
-std::vector<std::string_view> SelectionTable::preferred(CollectiveKind kind, BackendKind backend, std::size_t bytes,
-                                                        int ranks) const {
-  std::vector<std::string_view> names;
-  for (const auto& rule : rules_) {
-    if (rule.kind != kind) continue;
-    if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
-    if (bytes < rule.min_bytes || bytes >= rule.max_bytes) continue;
-    if (ranks < rule.min_ranks || ranks > rule.max_ranks) continue;
-    names.push_back(rule.algorithm);
-  }
-  return names;
-}
-
 }  // namespace meshcomm::detail

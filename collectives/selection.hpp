@@ -39,9 +39,20 @@ class SelectionTable {
   /// The algorithm forced for `kind`, if any.
   [[nodiscard]] std::optional<std::string_view> forced(CollectiveKind kind) const;
 
-  /// Algorithms of the rows matching the call, in table order.
-  [[nodiscard]] std::vector<std::string_view> preferred(CollectiveKind kind, BackendKind backend, std::size_t bytes,
-                                                        int ranks) const;
+  /// The first row matching the call whose algorithm `accepts`, in table order, or nothing.
+  /// Called on every collective, so it allocates nothing.
+  template <class Accepts>
+  [[nodiscard]] std::optional<std::string_view> first_preferred(CollectiveKind kind, BackendKind backend,
+                                                                std::size_t bytes, int ranks, Accepts accepts) const {
+    for (const auto& rule : rules_) {
+      if (rule.kind != kind) continue;
+      if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
+      if (bytes < rule.min_bytes || bytes >= rule.max_bytes) continue;
+      if (ranks < rule.min_ranks || ranks > rule.max_ranks) continue;
+      if (accepts(rule.algorithm)) return rule.algorithm;
+    }
+    return std::nullopt;
+  }
 
  private:
   std::vector<SelectionRule> rules_;
