@@ -17,14 +17,16 @@ int ring_chunk_count(std::size_t largest_block_bytes) noexcept {
   return static_cast<int>(std::clamp<std::size_t>(largest_block_bytes / kChunkBytes, 1, kMaxChunks));
 }
 
+int ring_max_chunks() noexcept { return kMaxChunks; }
+
 ChunkedRingState::ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label,
-                                   std::string what)
+                                   std::string what, int first_tag)
     : comm_(comm),
       chunks_(chunks),
       steps_(steps),
       label_(label),
       what_(std::move(what)),
-      first_tag_(comm.reserve_internal_tags(chunks)),
+      first_tag_(first_tag >= 0 ? first_tag : comm.reserve_internal_tags(chunks)),
       chunk_state_(static_cast<std::size_t>(chunks)) {}
 
 void ChunkedRingState::begin_steps() {

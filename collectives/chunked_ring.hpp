@@ -11,6 +11,8 @@ namespace meshcomm::detail {
 /// Message pieces a ring step is cut into, so that large messages pipeline: chunk c of step s+1
 /// starts as soon as chunk c of step s is done, while other chunks are still moving.
 int ring_chunk_count(std::size_t largest_block_bytes) noexcept;
+/// The most chunks a ring splits into: the tags to reserve for a ring started later.
+int ring_max_chunks() noexcept;
 
 /// The progress engine of chunked ring algorithms. Each chunk walks through the ring steps on
 /// its own: post its send and receive for step s, and when both are done, hand the received data
@@ -24,8 +26,11 @@ class ChunkedRingState : public WorkState {
   void begin_steps();
 
  protected:
-  /// `what` names the algorithm in errors ("ring all_gather").
-  ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label, std::string what);
+  /// `what` names the algorithm in errors ("ring all_gather"). `first_tag` is the first of
+  /// `chunks` tags reserved when the operation started (-1: reserve them now, which is only right
+  /// when this state is made as the operation starts: tags must be reserved in issue order).
+  ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label, std::string what,
+                   int first_tag);
 
   /// Posts step `step` of `chunk` on tag `tag`: add its send and receive to `works`.
   virtual void post(int chunk, int step, int tag, std::vector<Work>& works) = 0;

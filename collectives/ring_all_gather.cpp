@@ -14,8 +14,8 @@ namespace {
 class RingAllGatherState final : public ChunkedRingState {
  public:
   RingAllGatherState(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks, int chunks,
-                     OperationLabel label)
-      : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring all_gather"),
+                     OperationLabel label, int first_tag)
+      : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring all_gather", first_tag),
         data_(static_cast<std::byte*>(data.data)),
         element_bytes_(size_of(data.type)),
         blocks_(std::move(blocks)) {}
@@ -69,11 +69,11 @@ std::vector<Block> nearly_equal_blocks(std::size_t total, int size) {
 }
 
 std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
-                                                 OperationLabel label) {
+                                                 OperationLabel label, int first_tag) {
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(data.type));
   auto state =
-      std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), ring_chunk_count(largest), label);
+      std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), ring_chunk_count(largest), label, first_tag);
   state->begin_steps();
   return state;
 }

@@ -1,6 +1,7 @@
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "internal_p2p.hpp"
+#include "chunked_ring.hpp"
 #include "ring_states.hpp"
 
 namespace meshcomm::detail {
@@ -18,12 +19,17 @@ class RingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
     const auto mine = blocks[comm.rank()];
     void* my_block = byte_offset(args.output.data, mine.offset * size_of(args.output.type));
     const auto timeout = comm.timeout();
-    return std::make_shared<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout](int step) {
+    // Both halves' tags are reserved now, in issue order: the all-gather starts later, from the
+    // progress of this operation, when other operations may have reserved tags since.
+    const int first_tag = comm.reserve_internal_tags(2 * ring_max_chunks());
+    return std::make_shared<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
       std::vector<Work> works;
       if (step == 0) {
-        works.emplace_back(start_ring_reduce_scatter(comm, args.input, my_block, blocks, args.op, args.label), timeout);
+        works.emplace_back(
+            start_ring_reduce_scatter(comm, args.input, my_block, blocks, args.op, args.label, first_tag), timeout);
       } else {
-        works.emplace_back(start_ring_all_gather(comm, args.output, blocks, args.label), timeout);
+        works.emplace_back(start_ring_all_gather(comm, args.output, blocks, args.label, first_tag + ring_max_chunks()),
+                           timeout);
       }
       return works;
     });

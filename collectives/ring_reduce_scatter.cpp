@@ -17,8 +17,8 @@ namespace {
 class RingReduceScatterState final : public ChunkedRingState {
  public:
   RingReduceScatterState(CommunicatorImpl& comm, ConstBufferView input, void* output, std::vector<Block> blocks,
-                         ReduceOp op, int chunks, OperationLabel label)
-      : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring reduce_scatter"),
+                         ReduceOp op, int chunks, OperationLabel label, int first_tag)
+      : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring reduce_scatter", first_tag),
         input_(static_cast<const std::byte*>(input.data)),
         output_(static_cast<std::byte*>(output)),
         type_(input.type),
@@ -86,7 +86,8 @@ class RingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatte
 }  // namespace
 
 std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, ConstBufferView input, void* output,
-                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label) {
+                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label,
+                                                     int first_tag) {
   if (comm.size() == 1) {
     const std::size_t bytes = blocks[0].count * size_of(input.type);
     if (bytes > 0 && output != input.data) std::memmove(output, input.data, bytes);
@@ -95,7 +96,7 @@ std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, Con
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(input.type));
   auto state = std::make_shared<RingReduceScatterState>(comm, input, output, std::move(blocks), op,
-                                                        ring_chunk_count(largest), label);
+                                                        ring_chunk_count(largest), label, first_tag);
   state->begin_steps();
   return state;
 }

@@ -11,13 +11,17 @@ namespace meshcomm::detail {
 
 /// Ring all-gather in place over `data`: block `rank` (elements, per `blocks`) is this rank's;
 /// afterwards every block holds its owner's data.
+/// `first_tag`: the first of `ring_max_chunks()` tags reserved when the operation started, for a
+/// ring started later from a schedule step (-1: reserve now, at the operation's start).
 std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
-                                                 OperationLabel label);
+                                                 OperationLabel label, int first_tag = -1);
 
 /// Ring reduce-scatter: reduces `input` (blocks per `blocks`) over all ranks and writes block
 /// `rank` of the result to `output` (which may be that block of `input`).
+/// `first_tag` as for start_ring_all_gather.
 std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, ConstBufferView input, void* output,
-                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label);
+                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label,
+                                                     int first_tag = -1);
 
 /// `size` equal blocks of `count` elements.
 std::vector<Block> equal_blocks(std::size_t count, int size);

@@ -15,6 +15,7 @@
 
 #include "algorithm.hpp"
 #include "algorithms.hpp"
+#include "chunked_ring.hpp"
 #include "dissemination_barrier.hpp"
 #include "internal_p2p.hpp"
 #include "reduction.hpp"
@@ -56,9 +57,10 @@ RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t 
 class SingleCopySchedule {
  public:
   /// `copy(peer_inputs)` does this rank's local work given each rank's input address;
-  /// `fallback()` starts the ring algorithm instead.
+  /// `fallback(first_tag)` starts the ring algorithm instead, on `ring_max_chunks()` tags
+  /// reserved as the operation started (tags must be reserved in issue order on every rank).
   using Copy = std::function<void(const std::vector<const std::byte*>&)>;
-  using Fallback = std::function<std::shared_ptr<WorkState>()>;
+  using Fallback = std::function<std::shared_ptr<WorkState>(int first_tag)>;
 
   static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const void* input, std::size_t input_bytes,
                                           OperationLabel label, Copy copy, Fallback fallback) {
@@ -66,8 +68,10 @@ class SingleCopySchedule {
     auto descriptors = std::make_shared<std::vector<RegionDescriptor>>(static_cast<std::size_t>(size));
     (*descriptors)[comm.rank()] = describe(comm, input, input_bytes);
     const int tag = comm.reserve_internal_tags(1);
+    const int barrier_tag = comm.reserve_internal_tags(1);
+    const int fallback_tag = comm.reserve_internal_tags(ring_max_chunks());
     const auto timeout = comm.timeout();
-    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, timeout,
+    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, fallback_tag, timeout,
                                                    copy = std::move(copy), fallback = std::move(fallback)](int step) {
       std::vector<Work> works;
       const int rank = comm.rank();
@@ -84,7 +88,7 @@ class SingleCopySchedule {
         all_shared = all_shared && descriptor.shared == 1 && descriptor.host == (*descriptors)[rank].host;
       }
       if (!all_shared) {
-        if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
+        if (auto state = fallback(fallback_tag)) works.emplace_back(std::move(state), timeout);
         return works;
       }
       std::vector<const std::byte*> inputs;
@@ -94,7 +98,7 @@ class SingleCopySchedule {
                                       : comm.shared_memory().map_peer(descriptor.segment) + descriptor.offset);
       }
       copy(inputs);
-      works.emplace_back(start_dissemination_barrier(comm, label), timeout);
+      works.emplace_back(start_dissemination_barrier(comm, label, barrier_tag), timeout);
       return works;
     });
   }
@@ -122,11 +126,12 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
             if (block > 0) std::memcpy(byte_offset(args.output.data, peer * block), inputs[peer], block);
           }
         },
-        [&comm, args, block, rank]() -> std::shared_ptr<WorkState> {
-          // Without shared buffers Open MPI's own all-gather is as fast as anything on p2p.
-          if (comm.backend().native_unsupported_reason(args).empty()) return comm.backend().start_native(args);
+        [&comm, args, block, rank](int first_tag) -> std::shared_ptr<WorkState> {
+          // Not the native all-gather: starting an MPI collective here, from this operation's
+          // progress, could order it differently on different ranks against later ones.
           if (!args.in_place && block > 0) std::memcpy(byte_offset(args.output.data, rank * block), args.input.data, block);
-          return start_ring_all_gather(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label);
+          return start_ring_all_gather(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label,
+                                       first_tag);
         });
   }
 };
@@ -159,9 +164,10 @@ class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter
           }
           if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
         },
-        [&comm, args] {
+        [&comm, args](int first_tag) {
           return start_ring_reduce_scatter(comm, args.input, args.output.data,
-                                           equal_blocks(args.output.count, comm.size()), args.op, args.label);
+                                           equal_blocks(args.output.count, comm.size()), args.op, args.label,
+                                           first_tag);
         });
   }
 };

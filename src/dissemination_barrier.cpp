@@ -14,8 +14,9 @@ int dissemination_recv_peer(int rank, int size, int round) noexcept {
   return ((rank - (1 << round)) % size + size) % size;
 }
 
-std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, OperationLabel label) {
-  const int tag = comm.next_internal_tag();
+std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, OperationLabel label,
+                                                       int reserved_tag) {
+  const int tag = reserved_tag >= 0 ? reserved_tag : comm.next_internal_tag();
   const int rank = comm.rank();
   const int size = comm.size();
   Backend* backend = &comm.backend();

@@ -14,6 +14,8 @@ int dissemination_send_peer(int rank, int size, int round) noexcept;
 int dissemination_recv_peer(int rank, int size, int round) noexcept;
 
 /// Starts a dissemination barrier of zero-byte messages on the internal lane.
-std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, OperationLabel label);
+/// `tag`: one reserved when the enclosing operation started, for a barrier started later from
+/// its progress (-1: reserve one now).
+std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, OperationLabel label, int tag = -1);
 
 }  // namespace meshcomm::detail
