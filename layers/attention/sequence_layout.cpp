@@ -30,6 +30,16 @@ std::vector<std::int64_t> layout_positions(SequenceLayout layout, std::size_t se
   return positions;
 }
 
+std::vector<std::int64_t> all_rank_positions(SequenceLayout layout, std::size_t sequence, int ranks) {
+  std::vector<std::int64_t> positions;
+  positions.reserve(sequence);
+  for (int rank = 0; rank < ranks; ++rank) {
+    const auto theirs = layout_positions(layout, sequence, ranks, rank);
+    positions.insert(positions.end(), theirs.begin(), theirs.end());
+  }
+  return positions;
+}
+
 std::vector<float> reorder_rows(const std::vector<float>& whole, std::size_t row_elements,
                                 const std::vector<std::int64_t>& positions) {
   std::vector<float> local(positions.size() * row_elements);

@@ -20,6 +20,10 @@ std::string_view to_string(SequenceLayout layout) noexcept;
 /// if `sequence` is not divisible by P (contiguous) or 2P (zigzag), saying what to pad it to.
 std::vector<std::int64_t> layout_positions(SequenceLayout layout, std::size_t sequence, int ranks, int rank);
 
+/// The positions of every rank's rows, rank after rank: the row order of an all-gather over the
+/// ring, or of the sequence after a head all-to-all.
+std::vector<std::int64_t> all_rank_positions(SequenceLayout layout, std::size_t sequence, int ranks);
+
 /// Copies the rows of `rank` out of a whole [sequence, row_elements] tensor, in local order.
 std::vector<float> reorder_rows(const std::vector<float>& whole, std::size_t row_elements,
                                 const std::vector<std::int64_t>& positions);
