@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -35,6 +36,24 @@ void print_memory(const meshcomm::layers::MemoryReport& memory) {
       mebibytes(memory.parameter_shards), mebibytes(memory.gathered_parameters_peak),
       mebibytes(memory.gradient_shards), mebibytes(memory.whole_gradients_peak), mebibytes(memory.optimizer),
       mebibytes(memory.activations_peak), mebibytes(memory.peak_total()));
+}
+
+/// Whether every loss is within 1e-4 relative of the one at the same step in `path`'s "losses".
+bool matches_expected(const std::string& path, const std::vector<float>& losses, bool report) {
+  std::ifstream file(path);
+  if (!file) throw meshcomm::Error(meshcomm::ErrorCode::invalid_argument, "--expect: cannot read '" + path + "'");
+  const auto expected = nlohmann::json::parse(file).at("losses").get<std::vector<double>>();
+  bool same = expected.size() == losses.size();
+  if (!same && report) fmt::print("expected {} losses in {}, got {}\n", expected.size(), path, losses.size());
+  for (std::size_t step = 0; same && step < losses.size(); ++step) {
+    const double difference = std::abs(static_cast<double>(losses[step]) - expected[step]);
+    if (difference > 1e-4 * std::abs(expected[step])) {
+      same = false;
+      if (report) fmt::print("step {}: loss {:.6f} differs from {:.6f} in {}\n", step, losses[step], expected[step], path);
+    }
+  }
+  if (same && report) fmt::print("losses match {} at every step (1e-4 relative)\n", path);
+  return same;
 }
 
 }  // namespace
@@ -73,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--lr", config.optimizer.learning_rate, "AdamW learning rate")->capture_default_str();
   app.add_option("--seed", config.seed, "initialisation and data seed")->capture_default_str();
   app.add_option("--json", json_path, "write {\"mesh_dim\", ..., \"losses\"} to this file");
+  std::string expect_path;
+  app.add_option("--expect", expect_path,
+                 "a --json file of another run: exit 3 unless every step's loss is within 1e-4 relative of it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -117,6 +139,7 @@ int main(int argc, char** argv) {
         std::ofstream(json_path) << record.dump(2) << "\n";
       }
     }
+    if (!expect_path.empty() && !matches_expected(expect_path, losses, world.rank() == 0)) return 3;
     world.barrier();
   } catch (const meshcomm::Error& error) {
     fmt::print(stderr, "rank {}: error: {}\n", rank, error.what());
