@@ -62,10 +62,13 @@ float* FsdpUnit::gradient() {
 void FsdpUnit::start_reduce() {
   (void)gradient();
   reduce_ = groups_.shard.reduce_scatter(ConstBufferView(whole_gradient_), BufferView(gradient_shard_));
+  reduce_pending_ = true;
   groups_.volume.fsdp_reduce += gather_volume(padded_bytes(), groups_.shard.size());
 }
 
 void FsdpUnit::finish_reduce() {
+  if (!reduce_pending_) return;
+  reduce_pending_ = false;
   reduce_.wait();
   if (groups_.replicas != nullptr) {
     all_reduce_sum(*groups_.replicas, gradient_shard_.data(), gradient_shard_.size(), groups_.volume.replica_reduce);

@@ -52,7 +52,7 @@ class FsdpUnit {
   [[nodiscard]] float* gradient();
   /// Starts the reduce-scatter of the gradient to the shards.
   void start_reduce();
-  /// Waits for it, sums over the replicas, frees the whole gradient.
+  /// Waits for it, sums over the replicas, frees the whole gradient (once per start_reduce).
   void finish_reduce();
   /// AdamW on the shard with its reduced gradient.
   void step(const AdamWConfig& config, std::size_t step);
@@ -72,6 +72,7 @@ class FsdpUnit {
   std::vector<float> shard_, gradient_shard_, first_moment_, second_moment_, decay_mask_;
   std::vector<float> whole_, whole_gradient_;
   Work gather_, reduce_;
+  bool reduce_pending_ = false;
 };
 
 }  // namespace meshcomm::layers

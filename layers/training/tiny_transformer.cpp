@@ -161,6 +161,14 @@ struct TinyTransformer::State {
                                           rows(), 1.0F / tokens, d_x.data(), output.gradient());
     output.release();
     output.start_reduce();
+    // At most two whole-layer gradients exist: the one just started and the one before it,
+    // finished (and freed) once the next has started.
+    FsdpUnit* reducing = &output;
+    auto reduce_behind = [&reducing](FsdpUnit& unit) {
+      unit.start_reduce();
+      reducing->finish_reduce();
+      reducing = &unit;
+    };
 
     // Backward, gathering each layer again one ahead, reduce-scattering its gradient behind.
     blocks_started = Clock::now();
@@ -172,19 +180,17 @@ struct TinyTransformer::State {
       block_backward(block_context(unit.layout()), parameters, saved[layer], d_x.data(), d_next.data(),
                      unit.gradient());
       unit.release();
-      unit.start_reduce();
+      reduce_behind(unit);
       saved[layer] = {};
       std::swap(d_x, d_next);
     }
     report.block_seconds += seconds_since(blocks_started);
     embedding_backward(inputs.data(), d_x.data(), units[0].gradient(), rows(), width);
-    units[0].start_reduce();
+    reduce_behind(units[0]);
+    reducing->finish_reduce();
 
     steps_taken += 1;
-    for (FsdpUnit& unit : units) {
-      unit.finish_reduce();
-      unit.step(config.optimizer, steps_taken);
-    }
+    for (FsdpUnit& unit : units) unit.step(config.optimizer, steps_taken);
     loss_group.all_reduce(ConstBufferView(&loss, 1, DataType::f32), BufferView(&loss, 1, DataType::f32)).wait();
     report.loss = loss;
     report.step_seconds = seconds_since(started);
