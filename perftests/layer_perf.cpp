@@ -94,6 +94,10 @@ int run(int argc, char** argv) {
                  "comma-separated ATTENTION/HOW: sliding/sequence, sliding/heads, full/ring, full/all_gather, "
                  "full/heads")
       ->capture_default_str();
+  std::string fsdp_axes = "dp,fsdp";
+  app.add_option("--fsdp-axes", fsdp_axes, "axes the layers' parameters are sharded over")->capture_default_str();
+  bool no_prefetch = false;
+  app.add_flag("--no-prefetch", no_prefetch, "gather each layer's parameters only when it is used");
   app.add_option("--layers", base.layers, "transformer layers")->capture_default_str();
   app.add_option("--width", base.width, "model width")->capture_default_str();
   app.add_option("--heads", base.heads, "attention heads")->capture_default_str();
@@ -108,6 +112,10 @@ int run(int argc, char** argv) {
   app.add_option("--plot", options.plot_path, "draw time per layer and bytes per layer by case (PNG or SVG)");
   app.parse(argc, argv);
 
+  base.prefetch = !no_prefetch;
+  base.fsdp_axes.clear();
+  for (auto axis : split_axis_list(fsdp_axes)) base.fsdp_axes.emplace_back(axis);
+
   MpiBootstrap bootstrap;
   auto world = Communicator::create(bootstrap);
   auto topology = std::make_shared<const Topology>(Topology::discover(world));
@@ -118,7 +126,7 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<layers::TinyTransformer>> models;
   for (const auto& layer_case : cases) models.push_back(std::make_unique<layers::TinyTransformer>(mesh, layer_case.config));
 
-  std::vector<std::vector<double>> block_seconds(cases.size());
+  std::vector<std::vector<double>> block_seconds(cases.size()), gather_waits(cases.size());
   std::vector<layers::StepReport> last(cases.size());
   std::vector<std::uint64_t> steps(cases.size(), 0);
   std::vector<std::function<void()>> bodies;
@@ -126,6 +134,7 @@ int run(int argc, char** argv) {
     bodies.emplace_back([&, i] {
       last[i] = models[i]->train_step(steps[i]++);
       block_seconds[i].push_back(last[i].block_seconds);
+      gather_waits[i].push_back(last[i].gather_wait_seconds);
     });
   }
   const auto step_seconds = time_side_by_side(world, options.timing, bodies);
@@ -138,8 +147,10 @@ int run(int argc, char** argv) {
                base.hidden, base.sequence, base.batch, base.window);
     fmt::print("# times: median over {} repeats x {} steps, max over ranks; bytes: sent per rank\n",
                options.timing.repeats, options.timing.iterations);
-    fmt::print("{:>18} {:>16} {:>13} {:>10} {:>15} {:>13} {:>9} {:>13} {:>10}\n", "case", "exchange", "layer(ms)",
-               "step(ms)", "attn KiB/layer", "step KiB", "halo(%)", "peak MiB", "loss");
+    fmt::print("# fsdp over {}{}; gather wait: time a step waited for parameter all-gathers issued one layer ahead\n",
+               fsdp_axes, no_prefetch ? ", no prefetch" : "");
+    fmt::print("{:>18} {:>16} {:>10} {:>9} {:>15} {:>10} {:>8} {:>9} {:>9} {:>10}\n", "case", "exchange", "layer(ms)",
+               "step(ms)", "attn KiB/layer", "step KiB", "halo(%)", "gather wait(ms)", "peak MiB", "loss");
   }
   nlohmann::json records = nlohmann::json::array();
   std::vector<PlotSeries> series(2);
@@ -154,10 +165,12 @@ int run(int argc, char** argv) {
     const double step_kib = reduce(world, double(last[i].volume.total()), ReduceOp::max) / 1024.0;
     const double halo = reduce(world, models[i]->halo_overhead_percent(), ReduceOp::max);
     const double peak_mib = reduce(world, double(models[i]->memory().peak_total()), ReduceOp::max) / 1048576.0;
+    const double wait_ms = 1e3 * reduce(world, median(gather_waits[i]), ReduceOp::max);
     const double loss = last[i].loss;
     if (world.rank() != 0) continue;
-    fmt::print("{:>18} {:>16} {:>13.3f} {:>10.1f} {:>15.1f} {:>13.1f} {:>9.1f} {:>13.2f} {:>10.6f}\n", cases[i].name,
-               to_string(config.exchange()), layer_ms, step_ms, attention_kib, step_kib, halo, peak_mib, loss);
+    fmt::print("{:>18} {:>16} {:>10.3f} {:>9.1f} {:>15.1f} {:>10.1f} {:>8.1f} {:>15.2f} {:>9.2f} {:>10.6f}\n",
+               cases[i].name, to_string(config.exchange()), layer_ms, step_ms, attention_kib, step_kib, halo, wait_ms,
+               peak_mib, loss);
     records.push_back({{"case", cases[i].name}, {"attention", to_string(config.attention)},
                        {"exchange", to_string(config.exchange())}, {"mesh_dim", mesh.spec().to_string()},
                        {"ranks", ranks}, {"layers", config.layers}, {"width", config.width},
@@ -165,7 +178,7 @@ int run(int argc, char** argv) {
                        {"batch", config.batch}, {"window", config.attention_window()},
                        {"time_per_layer_ms", layer_ms}, {"step_ms", step_ms},
                        {"attention_bytes_per_layer", attention_kib * 1024.0}, {"step_bytes", step_kib * 1024.0},
-                       {"halo_extra_rows_pct", halo}, {"peak_memory_bytes", peak_mib * 1048576.0},
+                       {"halo_extra_rows_pct", halo}, {"gather_wait_ms", wait_ms}, {"fsdp_axes", fsdp_axes}, {"prefetch", !no_prefetch}, {"peak_memory_bytes", peak_mib * 1048576.0},
                        {"loss", loss}});
     series[0].x.push_back(double(i + 1));
     series[0].y.push_back(layer_ms);

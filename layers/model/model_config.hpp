@@ -52,6 +52,7 @@ struct ModelConfig {
   AttentionShard shard = AttentionShard::sequence;
   FullAttentionKv full_kv = FullAttentionKv::ring;
   std::vector<std::string> fsdp_axes = {"dp", "fsdp"};  ///< the group each layer's parameters are sharded over
+  bool prefetch = true;  ///< start each layer's all-gather while the previous layer computes
   AdamWConfig optimizer;
   std::uint64_t seed = 1234;
   float norm_eps = 1e-5F;

@@ -58,6 +58,10 @@ std::size_t& tensor_parallel_volume(const BlockContext& context) {
   return context.volume != nullptr ? context.volume->tensor_parallel : ignored;
 }
 
+void progress(const BlockContext& context) {
+  if (context.progress) context.progress();
+}
+
 void count_attention(const BlockContext& context, std::size_t before) {
   if (context.volume != nullptr) context.volume->attention += context.attention.traffic().bytes_sent - before;
 }
@@ -79,6 +83,7 @@ void block_forward(const BlockContext& context, const float* parameters, const f
   for (auto [which, output] : {std::pair{query, &saved.queries}, {key, &saved.keys}, {value, &saved.values}}) {
     output->resize(n.rows * n.projection);
     linear_forward(saved.normed.data(), tensor(context, parameters, which), output->data(), projection);
+    progress(context);
   }
   saved.attended.resize(n.rows * n.projection);
   saved.attention.resize(context.sequences);
@@ -89,6 +94,7 @@ void block_forward(const BlockContext& context, const float* parameters, const f
                               saved.attended.data() + at, saved.attention[s]);
   }
   count_attention(context, traffic_before);
+  progress(context);
 
   // Row-parallel output projection: partial sums, all-reduced over tp, then the residual.
   saved.mid.resize(n.rows * n.width);
@@ -105,6 +111,7 @@ void block_forward(const BlockContext& context, const float* parameters, const f
   saved.activated.resize(n.rows * n.hidden);
   linear_forward(saved.mid_normed.data(), tensor(context, parameters, mlp_in), saved.hidden.data(),
                  {.rows = n.rows, .in = n.width, .out = n.hidden});
+  progress(context);
   silu_forward(saved.hidden.data(), saved.activated.data(), saved.hidden.size());
   linear_forward(saved.activated.data(), tensor(context, parameters, mlp_out), x_out,
                  {.rows = n.rows, .in = n.hidden, .out = n.width});
@@ -119,11 +126,13 @@ void block_backward(const BlockContext& context, const float* parameters, BlockA
   std::vector<float> d_activated(n.rows * n.hidden);
   linear_backward(saved.activated.data(), tensor(context, parameters, mlp_out), d_x_out, d_activated.data(),
                   tensor(context, d_parameters, mlp_out), {.rows = n.rows, .in = n.hidden, .out = n.width});
+  progress(context);
   std::vector<float> d_hidden(n.rows * n.hidden);
   silu_backward(saved.hidden.data(), d_activated.data(), d_hidden.data(), d_hidden.size());
   std::vector<float> d_normed(n.rows * n.width);
   linear_backward(saved.mid_normed.data(), tensor(context, parameters, mlp_in), d_hidden.data(), d_normed.data(),
                   tensor(context, d_parameters, mlp_in), {.rows = n.rows, .in = n.width, .out = n.hidden});
+  progress(context);
   all_reduce_sum(context.tp, d_normed.data(), d_normed.size(), tensor_parallel_volume(context));
   std::vector<float> d_mid(n.rows * n.width);
   rms_norm_backward(saved.mid.data(), tensor(context, parameters, norm2), saved.mid_inverse_rms.data(),
@@ -144,12 +153,14 @@ void block_backward(const BlockContext& context, const float* parameters, BlockA
                                d_queries.data() + at, d_keys.data() + at, d_values.data() + at);
   }
   count_attention(context, traffic_before);
+  progress(context);
   const LinearShape projection{.rows = n.rows, .in = n.width, .out = n.projection};
   bool accumulate = false;
   for (auto [which, gradient] : {std::pair{query, &d_queries}, {key, &d_keys}, {value, &d_values}}) {
     linear_backward(saved.normed.data(), tensor(context, parameters, which), gradient->data(), d_normed.data(),
                     tensor(context, d_parameters, which), projection, accumulate);
     accumulate = true;
+    progress(context);
   }
   all_reduce_sum(context.tp, d_normed.data(), d_normed.size(), tensor_parallel_volume(context));
   rms_norm_backward(saved.x.data(), tensor(context, parameters, norm1), saved.inverse_rms.data(), d_normed.data(),

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "attention/sequence_attention.hpp"
@@ -25,6 +26,9 @@ struct BlockContext {
   SequenceAttention& attention;  ///< over sp, one sequence at a time
   std::size_t sequences = 1;     ///< sequences of the local batch; rows = sequences × attention.rows()
   CommunicationVolume* volume = nullptr;
+  /// Called between the block's steps: moves prefetches and gradient reductions along on host
+  /// backends, where a collective advances only when tested (may be empty).
+  std::function<void()> progress;
 };
 
 /// What the forward pass keeps for the backward pass.

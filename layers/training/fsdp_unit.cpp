@@ -79,6 +79,11 @@ void FsdpUnit::finish_reduce() {
   }
 }
 
+void FsdpUnit::progress() {
+  (void)gather_.test();
+  if (reduce_pending_) (void)reduce_.test();
+}
+
 void FsdpUnit::step(const AdamWConfig& config, std::size_t step) {
   adamw_step(config, step, shard_.data(), gradient_shard_.data(), first_moment_.data(), second_moment_.data(),
              decay_mask_.data(), shard_.size());

@@ -54,6 +54,8 @@ class FsdpUnit {
   void start_reduce();
   /// Waits for it, sums over the replicas, frees the whole gradient (once per start_reduce).
   void finish_reduce();
+  /// Tests the gather and the reduction in flight, so they advance while the caller computes.
+  void progress();
   /// AdamW on the shard with its reduced gradient.
   void step(const AdamWConfig& config, std::size_t step);
 

@@ -118,9 +118,12 @@ struct TinyTransformer::State {
     }
   }
 
-  [[nodiscard]] BlockContext block_context(const ParameterLayout& layout) {
+  /// `in_flight`: the units whose gather or reduction runs while this block computes.
+  [[nodiscard]] BlockContext block_context(const ParameterLayout& layout, std::vector<FsdpUnit*> in_flight) {
     return {.config = config, .layout = layout, .tp = tp, .attention = *attention, .sequences = sequences,
-            .volume = &volume};
+            .volume = &volume, .progress = [in_flight = std::move(in_flight)] {
+              for (FsdpUnit* unit : in_flight) unit->progress();
+            }};
   }
 
   StepReport train_step(std::uint64_t step) {
@@ -133,18 +136,25 @@ struct TinyTransformer::State {
     std::vector<float> x(rows() * width), next(rows() * width);
     std::vector<BlockActivations> saved(layers);
     StepReport report;
+    auto gathered = [&report](FsdpUnit& unit) {
+      const auto waiting = Clock::now();
+      const float* parameters = unit.wait_gather();
+      report.gather_wait_seconds += seconds_since(waiting);
+      return parameters;
+    };
 
     // Forward, each layer's parameters gathered while the previous layer computes.
     units[0].start_gather();
-    embedding_forward(units[0].wait_gather(), inputs.data(), x.data(), rows(), config.vocab, width);
-    units[1].start_gather();
+    embedding_forward(gathered(units[0]), inputs.data(), x.data(), rows(), config.vocab, width);
+    if (config.prefetch) units[1].start_gather();
     units[0].release();
     auto blocks_started = Clock::now();
     for (std::size_t layer = 0; layer < layers; ++layer) {
       FsdpUnit& unit = units[layer + 1];
-      const float* parameters = unit.wait_gather();
-      units[layer + 2].start_gather();
-      block_forward(block_context(unit.layout()), parameters, x.data(), next.data(), saved[layer]);
+      const float* parameters = gathered(unit);
+      if (config.prefetch) units[layer + 2].start_gather();
+      block_forward(block_context(unit.layout(), {&units[layer + 2]}), parameters, x.data(), next.data(),
+                    saved[layer]);
       unit.release();
       std::swap(x, next);
     }
@@ -157,7 +167,7 @@ struct TinyTransformer::State {
     FsdpUnit& output = units.back();
     const float tokens = static_cast<float>(config.batch * config.sequence);
     std::vector<float> d_x(rows() * width), d_next(rows() * width);
-    float loss = output_loss_and_backward(config, output.layout(), output.wait_gather(), x.data(), targets.data(),
+    float loss = output_loss_and_backward(config, output.layout(), gathered(output), x.data(), targets.data(),
                                           rows(), 1.0F / tokens, d_x.data(), output.gradient());
     output.release();
     output.start_reduce();
@@ -172,13 +182,15 @@ struct TinyTransformer::State {
 
     // Backward, gathering each layer again one ahead, reduce-scattering its gradient behind.
     blocks_started = Clock::now();
-    if (layers > 0) units[layers].start_gather();
+    if (layers > 0 && config.prefetch) units[layers].start_gather();
     for (std::size_t layer = layers; layer-- > 0;) {
       FsdpUnit& unit = units[layer + 1];
-      const float* parameters = unit.wait_gather();
-      if (layer > 0) units[layer].start_gather();
-      block_backward(block_context(unit.layout()), parameters, saved[layer], d_x.data(), d_next.data(),
-                     unit.gradient());
+      const float* parameters = gathered(unit);
+      if (layer > 0 && config.prefetch) units[layer].start_gather();
+      std::vector<FsdpUnit*> in_flight{reducing};
+      if (layer > 0) in_flight.push_back(&units[layer]);
+      block_backward(block_context(unit.layout(), std::move(in_flight)), parameters, saved[layer], d_x.data(),
+                     d_next.data(), unit.gradient());
       unit.release();
       reduce_behind(unit);
       saved[layer] = {};

@@ -31,6 +31,7 @@ struct StepReport {
   float loss = 0;                 ///< mean next-token loss over the global batch, before the update
   double block_seconds = 0;       ///< transformer blocks, forward and backward
   double step_seconds = 0;        ///< the whole step
+  double gather_wait_seconds = 0; ///< waiting for layers' parameter all-gathers not yet done (0: fully hidden)
   CommunicationVolume volume;     ///< bytes this rank sent during the step
 };
 
