@@ -69,12 +69,6 @@ LayerCase parse_case(const std::string& name, const layers::ModelConfig& base) {
   return layer_case;
 }
 
-double reduce(Communicator& comm, double value, ReduceOp op) {
-  double result = 0;
-  comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64), {.op = op}).wait();
-  return result;
-}
-
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -158,14 +152,16 @@ int run(int argc, char** argv) {
   series[1].title = "attention KiB per layer";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& config = cases[i].config;
-    const double layer_ms = 1e3 * reduce(world, median(block_seconds[i]), ReduceOp::max) / double(config.layers);
+    const double layer_ms =
+        1e3 * reduce_over_ranks(world, median(block_seconds[i]), ReduceOp::max) / double(config.layers);
     const double step_ms = 1e3 * step_seconds[i];
     const double attention_kib =
-        reduce(world, double(last[i].volume.attention), ReduceOp::max) / 1024.0 / double(config.layers);
-    const double step_kib = reduce(world, double(last[i].volume.total()), ReduceOp::max) / 1024.0;
-    const double halo = reduce(world, models[i]->halo_overhead_percent(), ReduceOp::max);
-    const double peak_mib = reduce(world, double(models[i]->memory().peak_total()), ReduceOp::max) / 1048576.0;
-    const double wait_ms = 1e3 * reduce(world, median(gather_waits[i]), ReduceOp::max);
+        reduce_over_ranks(world, double(last[i].volume.attention), ReduceOp::max) / 1024.0 / double(config.layers);
+    const double step_kib = reduce_over_ranks(world, double(last[i].volume.total()), ReduceOp::max) / 1024.0;
+    const double halo = reduce_over_ranks(world, models[i]->halo_overhead_percent(), ReduceOp::max);
+    const double peak_mib =
+        reduce_over_ranks(world, double(models[i]->memory().peak_total()), ReduceOp::max) / 1048576.0;
+    const double wait_ms = 1e3 * reduce_over_ranks(world, median(gather_waits[i]), ReduceOp::max);
     const double loss = last[i].loss;
     if (world.rank() != 0) continue;
     fmt::print("{:>18} {:>16} {:>10.3f} {:>9.1f} {:>15.1f} {:>10.1f} {:>8.1f} {:>15.2f} {:>9.2f} {:>10.6f}\n",

@@ -50,12 +50,6 @@ struct RingOptions {
   std::string json_path;
 };
 
-double reduce(Communicator& comm, double value, ReduceOp op) {
-  double result = 0;
-  comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64), {.op = op}).wait();
-  return result;
-}
-
 nlohmann::json measure(Communicator& comm, const RingOptions& options, layers::SequenceLayout layout) {
   const int size = comm.size();
   const std::size_t row = options.heads * options.head_dim;
@@ -112,14 +106,17 @@ nlohmann::json measure(Communicator& comm, const RingOptions& options, layers::S
       for (auto key : block_positions[r]) pairs += (!options.causal || key <= query) ? 1 : 0;
     }
   }
-  const double imbalance_time = reduce(comm, my_compute, ReduceOp::max) / (reduce(comm, my_compute, ReduceOp::sum) / size);
-  const double imbalance_work = reduce(comm, pairs, ReduceOp::max) / (reduce(comm, pairs, ReduceOp::sum) / size);
+  const double imbalance_time =
+      reduce_over_ranks(comm, my_compute, ReduceOp::max) / (reduce_over_ranks(comm, my_compute, ReduceOp::sum) / size);
+  const double imbalance_work =
+      reduce_over_ranks(comm, pairs, ReduceOp::max) / (reduce_over_ranks(comm, pairs, ReduceOp::sum) / size);
   const double t_compute = compute / size * 1e6;
   const double t_transfer = transfer / size * 1e6;
   const double t_step = overlapped / size * 1e6;
   const double efficiency = (t_compute + t_transfer - t_step) / std::max(1e-9, std::min(t_compute, t_transfer));
   // Time the ring waited after each step's compute: for the transfer and for slower peers.
-  const double t_wait = reduce(comm, ring_times.wait_seconds / std::max(1, ring_runs), ReduceOp::max) / size * 1e6;
+  const double t_wait =
+      reduce_over_ranks(comm, ring_times.wait_seconds / std::max(1, ring_runs), ReduceOp::max) / size * 1e6;
   return {{"layout", std::string(to_string(layout))}, {"causal", options.causal}, {"ranks", size},
           {"seq", options.seq}, {"heads", options.heads}, {"head_dim", options.head_dim},
           {"block_bytes", block_bytes}, {"t_compute_us", t_compute}, {"t_transfer_us", t_transfer},

@@ -5,6 +5,12 @@
 
 namespace meshcomm::perf {
 
+double reduce_over_ranks(Communicator& comm, double value, ReduceOp op) {
+  double result = 0;
+  comm.all_reduce(ConstBufferView(&value, 1, DataType::f64), BufferView(&result, 1, DataType::f64), {.op = op}).wait();
+  return result;
+}
+
 std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan,
                                       const std::vector<std::function<void()>>& bodies) {
   for (const auto& body : bodies) {
