@@ -23,11 +23,11 @@ class BinomialBroadcast final : public AlgorithmOf<CollectiveKind::broadcast> {
       std::vector<Work> works;
       if (step == 0 && relative != 0) {
         works.push_back(recv_bytes(comm, args.output.data, args.output.bytes(),
-                                   wrap_rank(binomial_parent(relative) + root, size), tag, args.label));
+                                   wrap_rank(binomial_parent(relative) + root, size), tag, args.label, args.output.memory));
       } else if (step == 1) {
         for (int child : binomial_children(relative, size)) {
           works.push_back(send_bytes(comm, args.output.data, args.output.bytes(), wrap_rank(child + root, size), tag,
-                                     args.label));
+                                     args.label, args.output.memory));
         }
       }
       return works;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "device/device_runtime.hpp"
 #include "environment.hpp"
 
 namespace meshcomm::detail {
@@ -80,6 +81,10 @@ const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const Co
 
 Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const {
   const auto& algorithm = choose(comm, args, requested);
+  // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
+  // (which produced the input) must be complete first.
+  const bool queued_on_stream = algorithm.name() == "native" && comm.backend().stream_ordered();
+  if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();
   return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));

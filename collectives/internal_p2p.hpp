@@ -6,16 +6,18 @@
 
 namespace meshcomm::detail {
 
-/// Starts an internal-lane send of `bytes` bytes at `data` (collectives move raw bytes).
+/// Starts an internal-lane send of `bytes` bytes of `memory` at `data` (collectives move raw bytes).
 inline Work send_bytes(CommunicatorImpl& comm, const void* data, std::size_t bytes, int peer, int tag,
-                       OperationLabel label) {
-  return comm.make_work(comm.backend().isend({data, bytes, DataType::u8}, peer, tag, Lane::internal, label));
+                       OperationLabel label, MemoryKind memory) {
+  return comm.make_work(
+      comm.backend().isend({data, bytes, DataType::u8, memory}, peer, tag, Lane::internal, label, {}));
 }
 
-/// Starts an internal-lane receive of exactly `bytes` bytes into `data`.
+/// Starts an internal-lane receive of exactly `bytes` bytes of `memory` into `data`.
 inline Work recv_bytes(CommunicatorImpl& comm, void* data, std::size_t bytes, int peer, int tag,
-                       OperationLabel label) {
-  return comm.make_work(comm.backend().irecv({data, bytes, DataType::u8}, peer, tag, Lane::internal, label));
+                       OperationLabel label, MemoryKind memory) {
+  return comm.make_work(
+      comm.backend().irecv({data, bytes, DataType::u8, memory}, peer, tag, Lane::internal, label, {}));
 }
 
 /// `pointer + offset` for untyped buffers.

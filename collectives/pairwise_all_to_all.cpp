@@ -1,9 +1,9 @@
-#include <cstring>
 #include <vector>
 
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "internal_p2p.hpp"
+#include "memory_ops.hpp"
 #include "patterns/pairwise.hpp"
 
 namespace meshcomm::detail {
@@ -21,24 +21,26 @@ struct ExchangePlan {
 /// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
 /// steps at a time; its own block is a local copy. `keep_alive` lives as long as the exchange.
 std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* input, void* output, ExchangePlan plan,
-                                          OperationLabel label, std::shared_ptr<const void> keep_alive = nullptr) {
+                                          OperationLabel label, MemoryKind memory,
+                                          std::shared_ptr<const void> keep_alive = nullptr) {
   const int rank = comm.rank();
   const int size = comm.size();
-  if (plan.send_bytes[rank] > 0 && input != output) {
-    std::memmove(byte_offset(output, plan.recv_offset[rank]), byte_offset(input, plan.send_offset[rank]),
-                 plan.send_bytes[rank]);
+  if (input != output) {
+    copy_bytes(byte_offset(output, plan.recv_offset[rank]), byte_offset(input, plan.send_offset[rank]),
+               plan.send_bytes[rank], memory);
   }
   const int tag = comm.reserve_internal_tags(1);
   const int batches = (size - 1 + kWindow - 1) / kWindow;
   return std::make_shared<ScheduleWorkState>(batches, [&comm, input, output, plan = std::move(plan), rank, size, tag,
-                                                       label, keep_alive](int batch) {
+                                                       label, memory, keep_alive](int batch) {
     std::vector<Work> works;
     for (int step = 1 + batch * kWindow; step < size && step <= (batch + 1) * kWindow; ++step) {
       const int to = pairwise_send_peer(rank, size, step);
       const int from = pairwise_recv_peer(rank, size, step);
       works.push_back(recv_bytes(comm, byte_offset(output, plan.recv_offset[from]), plan.recv_bytes[from], from, tag,
-                                 label));
-      works.push_back(send_bytes(comm, byte_offset(input, plan.send_offset[to]), plan.send_bytes[to], to, tag, label));
+                                 label, memory));
+      works.push_back(
+          send_bytes(comm, byte_offset(input, plan.send_offset[to]), plan.send_bytes[to], to, tag, label, memory));
     }
     return works;
   });
@@ -57,12 +59,14 @@ class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
       plan.send_bytes.push_back(block);
       plan.recv_bytes.push_back(block);
     }
-    if (!args.in_place) return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label);
+    const MemoryKind memory = args.output.memory;
+    if (!args.in_place) {
+      return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label, memory);
+    }
     // In place: send from a copy, so incoming blocks cannot overwrite blocks still to be sent.
-    auto copy = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(args.input.data),
-                                                         static_cast<const std::byte*>(args.input.data) +
-                                                             args.input.bytes());
-    return start_pairwise(comm, copy->data(), args.output.data, std::move(plan), args.label, copy);
+    auto copy = comm.scratch().acquire(args.input.bytes(), memory);
+    copy_bytes(copy.get(), args.input.data, args.input.bytes(), memory);
+    return start_pairwise(comm, copy.get(), args.output.data, std::move(plan), args.label, memory, copy);
   }
 };
 
@@ -78,7 +82,7 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
       plan.recv_offset.push_back(args.layout.recv_offsets[peer] * element);
       plan.recv_bytes.push_back(args.layout.recv_counts[peer] * element);
     }
-    return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label);
+    return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label, args.output.memory);
   }
 };
 

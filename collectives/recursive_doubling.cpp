@@ -9,7 +9,7 @@
 #include "algorithms.hpp"
 #include "internal_p2p.hpp"
 #include "patterns/recursive_doubling.hpp"
-#include "reduction.hpp"
+#include "memory_ops.hpp"
 
 namespace meshcomm::detail {
 
@@ -28,7 +28,7 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     struct Context {
-      std::vector<std::byte> incoming;
+      std::shared_ptr<std::byte[]> incoming;
       int pending_round = -1;  // round whose received data still has to be reduced
       int pending_peer = -1;
     };
@@ -37,21 +37,22 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
     const int group = power_of_two_floor(size);
     const int rounds = doubling_rounds(group);
     const std::size_t bytes = args.output.bytes();
-    if (!args.in_place && bytes > 0) std::memcpy(args.output.data, args.input.data, bytes);
+    const MemoryKind memory = args.output.memory;
+    if (!args.in_place) copy_bytes(args.output.data, args.input.data, bytes, memory);
     auto context = std::make_shared<Context>();
-    context->incoming.resize(bytes);
+    context->incoming = comm.scratch().acquire(bytes, memory);
     const int tag = comm.reserve_internal_tags(1);
     // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
     return std::make_shared<ScheduleWorkState>(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
-                                                             tag](int step) {
+                                                             memory, tag](int step) {
       auto reduce_pending = [&] {
         if (context->pending_peer < 0) return;
         // Combine in rank order, so that partners compute bit-identical results.
         if (context->pending_peer < rank) {
-          reduce_pair(args.output.data, context->incoming.data(), args.output.data, args.output.count, args.output.type,
-                      args.op);
+          reduce_pair(args.output.data, context->incoming.get(), args.output.data, args.output.count, args.output.type,
+                      args.op, memory);
         } else {
-          reduce_into(args.output.data, context->incoming.data(), args.output.count, args.output.type, args.op);
+          reduce_into(args.output.data, context->incoming.get(), args.output.count, args.output.type, args.op, memory);
         }
         context->pending_peer = -1;
       };
@@ -60,24 +61,24 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
       const bool extra = rank >= group;
       const bool has_extra_partner = rank + group < size;
       if (step == 0) {
-        if (extra) works.push_back(send_bytes(comm, args.output.data, bytes, rank - group, tag, args.label));
+        if (extra) works.push_back(send_bytes(comm, args.output.data, bytes, rank - group, tag, args.label, memory));
         if (has_extra_partner) {
-          works.push_back(recv_bytes(comm, context->incoming.data(), bytes, rank + group, tag, args.label));
+          works.push_back(recv_bytes(comm, context->incoming.get(), bytes, rank + group, tag, args.label, memory));
           context->pending_peer = rank + group;
         }
       } else if (step <= rounds) {
         if (!extra) {
           const int peer = doubling_peer(rank, step - 1);
-          works.push_back(recv_bytes(comm, context->incoming.data(), bytes, peer, tag, args.label));
-          works.push_back(send_bytes(comm, args.output.data, bytes, peer, tag, args.label));
+          works.push_back(recv_bytes(comm, context->incoming.get(), bytes, peer, tag, args.label, memory));
+          works.push_back(send_bytes(comm, args.output.data, bytes, peer, tag, args.label, memory));
           context->pending_peer = peer;
         }
       } else if (step == rounds + 1) {
         if (!extra && args.op == ReduceOp::avg) {
-          divide_for_average(args.output.data, args.output.count, args.output.type, size);
+          divide_for_average(args.output.data, args.output.count, args.output.type, size, memory);
         }
-        if (has_extra_partner) works.push_back(send_bytes(comm, args.output.data, bytes, rank + group, tag, args.label));
-        if (extra) works.push_back(recv_bytes(comm, args.output.data, bytes, rank - group, tag, args.label));
+        if (has_extra_partner) works.push_back(send_bytes(comm, args.output.data, bytes, rank + group, tag, args.label, memory));
+        if (extra) works.push_back(recv_bytes(comm, args.output.data, bytes, rank - group, tag, args.label, memory));
       }
       return works;
     });
@@ -94,8 +95,8 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const int rank = comm.rank();
     const std::size_t block_bytes = args.input.bytes();
-    if (!args.in_place && block_bytes > 0) {
-      std::memcpy(byte_offset(args.output.data, rank * block_bytes), args.input.data, block_bytes);
+    if (!args.in_place) {
+      copy_bytes(byte_offset(args.output.data, rank * block_bytes), args.input.data, block_bytes, args.output.memory);
     }
     const int tag = comm.reserve_internal_tags(1);
     return std::make_shared<ScheduleWorkState>(doubling_rounds(comm.size()), [&comm, args, rank, block_bytes,
@@ -104,9 +105,9 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
       const std::size_t bytes = (std::size_t{1} << round) * block_bytes;
       std::vector<Work> works;
       works.push_back(recv_bytes(comm, byte_offset(args.output.data, doubling_group_first(peer, round) * block_bytes),
-                                 bytes, peer, tag, args.label));
+                                 bytes, peer, tag, args.label, args.output.memory));
       works.push_back(send_bytes(comm, byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes),
-                                 bytes, peer, tag, args.label));
+                                 bytes, peer, tag, args.label, args.output.memory));
       return works;
     });
   }
@@ -122,8 +123,8 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
   }
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     struct Context {
-      std::vector<std::byte> accumulated;
-      std::vector<std::byte> incoming;
+      std::shared_ptr<std::byte[]> accumulated;
+      std::shared_ptr<std::byte[]> incoming;
       std::size_t pending_offset = 0;  // blocks
       std::size_t pending_blocks = 0;
     };
@@ -131,23 +132,24 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
     const int size = comm.size();
     const std::size_t count = args.output.count;
     const std::size_t block_bytes = args.output.bytes();
+    const MemoryKind memory = args.output.memory;
     auto context = std::make_shared<Context>();
-    context->accumulated.assign(static_cast<const std::byte*>(args.input.data),
-                                static_cast<const std::byte*>(args.input.data) + block_bytes * size);
-    context->incoming.resize(block_bytes * size / 2);
+    context->accumulated = comm.scratch().acquire(block_bytes * size, memory);
+    copy_bytes(context->accumulated.get(), args.input.data, block_bytes * size, memory);
+    context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     const int rounds = doubling_rounds(size);
     const int tag = comm.reserve_internal_tags(1);
     return std::make_shared<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
-                                                            rounds, tag](int step) {
+                                                            rounds, memory, tag](int step) {
       if (context->pending_blocks > 0) {
-        reduce_into(context->accumulated.data() + context->pending_offset * block_bytes, context->incoming.data(),
-                    context->pending_blocks * count, args.output.type, args.op);
+        reduce_into(context->accumulated.get() + context->pending_offset * block_bytes, context->incoming.get(),
+                    context->pending_blocks * count, args.output.type, args.op, memory);
         context->pending_blocks = 0;
       }
       std::vector<Work> works;
       if (step == rounds) {
-        if (block_bytes > 0) std::memmove(args.output.data, context->accumulated.data() + rank * block_bytes, block_bytes);
-        if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
+        copy_bytes(args.output.data, context->accumulated.get() + rank * block_bytes, block_bytes, memory);
+        if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size, memory);
         return works;
       }
       const int half = size >> (step + 1);
@@ -157,9 +159,9 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
       const std::size_t keep_first = static_cast<std::size_t>(keep_low ? low : low + half);
       const std::size_t give_first = static_cast<std::size_t>(keep_low ? low + half : low);
       const std::size_t bytes = static_cast<std::size_t>(half) * block_bytes;
-      works.push_back(recv_bytes(comm, context->incoming.data(), bytes, peer, tag, args.label));
-      works.push_back(send_bytes(comm, context->accumulated.data() + give_first * block_bytes, bytes, peer, tag,
-                                 args.label));
+      works.push_back(recv_bytes(comm, context->incoming.get(), bytes, peer, tag, args.label, memory));
+      works.push_back(send_bytes(comm, context->accumulated.get() + give_first * block_bytes, bytes, peer, tag,
+                                 args.label, memory));
       context->pending_offset = keep_first;
       context->pending_blocks = static_cast<std::size_t>(half);
       return works;

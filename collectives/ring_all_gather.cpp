@@ -1,9 +1,8 @@
-#include <cstring>
-
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "chunked_ring.hpp"
 #include "internal_p2p.hpp"
+#include "memory_ops.hpp"
 #include "patterns/ring.hpp"
 #include "ring_states.hpp"
 
@@ -18,6 +17,7 @@ class RingAllGatherState final : public ChunkedRingState {
       : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring all_gather", first_tag),
         data_(static_cast<std::byte*>(data.data)),
         element_bytes_(size_of(data.type)),
+        memory_(data.memory),
         blocks_(std::move(blocks)) {}
 
  private:
@@ -32,12 +32,13 @@ class RingAllGatherState final : public ChunkedRingState {
     const int size = comm_.size();
     const auto [send_data, send_bytes_count] = piece(ring_all_gather_send_block(rank, size, step), chunk);
     const auto [recv_data, recv_bytes_count] = piece(ring_all_gather_recv_block(rank, size, step), chunk);
-    works.push_back(recv_bytes(comm_, recv_data, recv_bytes_count, ring_left(rank, size), tag, label_));
-    works.push_back(send_bytes(comm_, send_data, send_bytes_count, ring_right(rank, size), tag, label_));
+    works.push_back(recv_bytes(comm_, recv_data, recv_bytes_count, ring_left(rank, size), tag, label_, memory_));
+    works.push_back(send_bytes(comm_, send_data, send_bytes_count, ring_right(rank, size), tag, label_, memory_));
   }
 
   std::byte* data_;
   std::size_t element_bytes_;
+  MemoryKind memory_;
   std::vector<Block> blocks_;
 };
 
@@ -46,9 +47,9 @@ class RingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
   RingAllGather() : AlgorithmOf("ring") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t count = args.input.count;
-    if (!args.in_place && count > 0) {
-      std::memcpy(byte_offset(args.output.data, comm.rank() * args.input.bytes()), args.input.data,
-                  args.input.bytes());
+    if (!args.in_place) {
+      copy_bytes(byte_offset(args.output.data, comm.rank() * args.input.bytes()), args.input.data,
+                 args.input.bytes(), args.output.memory);
     }
     return start_ring_all_gather(comm, args.output, equal_blocks(count, comm.size()), args.label);
   }

@@ -1,11 +1,9 @@
-#include <cstring>
-
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "chunked_ring.hpp"
 #include "internal_p2p.hpp"
 #include "patterns/ring.hpp"
-#include "reduction.hpp"
+#include "memory_ops.hpp"
 #include "ring_states.hpp"
 
 namespace meshcomm::detail {
@@ -24,9 +22,10 @@ class RingReduceScatterState final : public ChunkedRingState {
         type_(input.type),
         element_bytes_(size_of(input.type)),
         op_(op),
+        memory_(input.memory),
         blocks_(std::move(blocks)) {
     for (const auto& block : blocks_) slot_bytes_ = std::max(slot_bytes_, (block.count / chunks + 1) * element_bytes_);
-    slots_ = comm.scratch().acquire(2 * static_cast<std::size_t>(chunks) * slot_bytes_);
+    slots_ = comm.scratch().acquire(2 * static_cast<std::size_t>(chunks) * slot_bytes_, memory_);
   }
 
  private:
@@ -43,8 +42,9 @@ class RingReduceScatterState final : public ChunkedRingState {
     const auto incoming = chunk_range(ring_reduce_scatter_recv_block(rank, size, step), chunk);
     const void* send_from = step == 0 ? input_ + outgoing.offset * element_bytes_ : slot(chunk, step - 1);
     works.push_back(
-        recv_bytes(comm_, slot(chunk, step), incoming.count * element_bytes_, ring_left(rank, size), tag, label_));
-    works.push_back(send_bytes(comm_, send_from, outgoing.count * element_bytes_, ring_right(rank, size), tag, label_));
+        recv_bytes(comm_, slot(chunk, step), incoming.count * element_bytes_, ring_left(rank, size), tag, label_, memory_));
+    works.push_back(send_bytes(comm_, send_from, outgoing.count * element_bytes_, ring_right(rank, size), tag, label_,
+                               memory_));
   }
 
   void received(int chunk, int step) override {
@@ -52,16 +52,16 @@ class RingReduceScatterState final : public ChunkedRingState {
     const auto incoming = chunk_range(ring_reduce_scatter_recv_block(rank, comm_.size(), step), chunk);
     const std::byte* own = input_ + incoming.offset * element_bytes_;
     if (step + 1 < steps_) {
-      reduce_into(slot(chunk, step), own, incoming.count, type_, op_);
+      reduce_into(slot(chunk, step), own, incoming.count, type_, op_, memory_);
       return;
     }
     // The last step brings block `rank`: its result goes to the output.
     std::byte* out = output_ + (incoming.offset - blocks_[rank].offset) * element_bytes_;
-    reduce_pair(out, slot(chunk, step), own, incoming.count, type_, op_);
+    reduce_pair(out, slot(chunk, step), own, incoming.count, type_, op_, memory_);
   }
 
   void finish() override {
-    if (op_ == ReduceOp::avg) divide_for_average(output_, blocks_[comm_.rank()].count, type_, comm_.size());
+    if (op_ == ReduceOp::avg) divide_for_average(output_, blocks_[comm_.rank()].count, type_, comm_.size(), memory_);
   }
 
   const std::byte* input_;
@@ -69,6 +69,7 @@ class RingReduceScatterState final : public ChunkedRingState {
   DataType type_;
   std::size_t element_bytes_;
   ReduceOp op_;
+  MemoryKind memory_;
   std::vector<Block> blocks_;
   std::size_t slot_bytes_ = 0;
   std::shared_ptr<std::byte[]> slots_;
@@ -90,7 +91,7 @@ std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, Con
                                                      int first_tag) {
   if (comm.size() == 1) {
     const std::size_t bytes = blocks[0].count * size_of(input.type);
-    if (bytes > 0 && output != input.data) std::memmove(output, input.data, bytes);
+    if (output != input.data) copy_bytes(output, input.data, bytes, input.memory);
     return nullptr;
   }
   std::size_t largest = 0;

@@ -78,8 +78,10 @@ class SingleCopySchedule {
       if (step == 0) {
         for (int peer = 0; peer < comm.size(); ++peer) {
           if (peer == rank) continue;
-          works.push_back(recv_bytes(comm, &(*descriptors)[peer], sizeof(RegionDescriptor), peer, tag, label));
-          works.push_back(send_bytes(comm, &(*descriptors)[rank], sizeof(RegionDescriptor), peer, tag, label));
+          works.push_back(recv_bytes(comm, &(*descriptors)[peer], sizeof(RegionDescriptor), peer, tag, label,
+                                     MemoryKind::host));
+          works.push_back(send_bytes(comm, &(*descriptors)[rank], sizeof(RegionDescriptor), peer, tag, label,
+                                     MemoryKind::host));
         }
         return works;
       }
@@ -104,7 +106,8 @@ class SingleCopySchedule {
   }
 };
 
-std::string needs_processes(const CollectiveArgs&, const CommunicatorImpl& comm) {
+std::string needs_processes(const CollectiveArgs& args, const CommunicatorImpl& comm) {
+  if (args.output.memory != MemoryKind::host) return "the shm algorithms read host memory through shared segments";
   if (comm.backend().kind() == BackendKind::mpi) return {};
   return "the shm algorithms join processes on one node; inproc ranks already share memory";
 }

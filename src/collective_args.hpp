@@ -17,6 +17,8 @@ struct CollectiveArgs {
   int root = 0;
   AllToAllvLayout layout;
   bool in_place = false;
+  /// Orders the call on CUDA memory (see CollectiveOptions::stream).
+  StreamRef stream;
   OperationLabel label;
   /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
   [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }

@@ -80,22 +80,24 @@ Communicator Communicator::split(int color, int key) const {
                                                  impl.family()));
 }
 
-Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef) {
+Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("isend");
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
-  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label));
+  impl.order_after_stream(data.memory, stream);
+  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream));
 }
 
-Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef) {
+Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("irecv");
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
-  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label));
+  impl.order_after_stream(data.memory, stream);
+  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream));
 }
 
 Work Communicator::ibarrier() {

@@ -42,6 +42,10 @@ class CallChecker {
   CallChecker& buffers(ConstBufferView input, BufferView output) {
     comm_.check_buffer(input.data, input.count, input.memory, args_.label, "input");
     comm_.check_buffer(output.data, output.count, output.memory, args_.label, "output");
+    if (input.memory != output.memory) {
+      fail(fmt::format("input is {} memory but output is {} memory; both must be in the same memory",
+                       to_string(input.memory), to_string(output.memory)));
+    }
     if (input.type != output.type) {
       fail(fmt::format("input is {} but output is {}; both must have the same type", to_string(input.type),
                        to_string(output.type)));
@@ -71,7 +75,10 @@ class CallChecker {
 
   CollectiveArgs& args() { return args_; }
 
-  Work start(std::string_view algorithm) { return comm_.collectives().start(comm_, args_, algorithm); }
+  Work start(std::string_view algorithm, StreamRef stream) {
+    args_.stream = stream;
+    return comm_.collectives().start(comm_, args_, algorithm);
+  }
 
  private:
   CommunicatorImpl& comm_;
@@ -89,7 +96,7 @@ Work Communicator::all_gather(ConstBufferView input, BufferView output, const Co
   call.buffers(input, output)
       .count("output.count", output.count, input.count * size(), "input.count times the communicator size")
       .place(block_at(output.data, rank(), input.bytes()), "input at this rank's block of output");
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
@@ -101,7 +108,7 @@ Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, cons
     call.fail("input and output overlap, which is only allowed in place (output at this rank's block of input)");
   }
   call.args().op = options.op;
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options) {
@@ -110,7 +117,7 @@ Work Communicator::all_reduce(ConstBufferView input, BufferView output, const Re
       .count("output.count", output.count, input.count, "the same as input.count")
       .place(output.data, "the same memory");
   call.args().op = options.op;
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
@@ -123,7 +130,7 @@ Work Communicator::all_to_all(ConstBufferView input, BufferView output, const Co
                           "uneven blocks",
                           input.count, size()));
   }
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
@@ -152,7 +159,7 @@ Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const A
     call.fail("input and output overlap; all_to_allv is never in place");
   }
   call.args().layout = layout;
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
@@ -164,7 +171,7 @@ Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
   }
   call.args().root = options.root;
   call.args().in_place = true;
-  return call.start(options.algorithm);
+  return call.start(options.algorithm, options.stream);
 }
 
 std::vector<std::string_view> Communicator::algorithms(CollectiveKind kind) const {

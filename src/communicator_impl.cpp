@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "device/device_runtime.hpp"
+
 namespace meshcomm::detail {
 
 CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector<int> root_ranks,
@@ -24,6 +26,10 @@ int CommunicatorImpl::reserve_internal_tags(int count) {
   const int first = internal_tag_;
   internal_tag_ += count;
   return first;
+}
+
+void CommunicatorImpl::order_after_stream(MemoryKind memory, StreamRef stream) const {
+  if (memory == MemoryKind::cuda && !backend_->stream_ordered()) device::synchronize(stream);
 }
 
 ErrorContext CommunicatorImpl::context(OperationLabel label, int peer) const {
@@ -55,11 +61,21 @@ void CommunicatorImpl::check_buffer(const void* data, std::size_t count, MemoryK
                             count),
                 context(label));
   }
-  if (memory != MemoryKind::host) {
+  if (!backend_->moves(memory)) {
+    std::string takes;
+    for (auto kind : {MemoryKind::host, MemoryKind::cuda}) {
+      if (backend_->moves(kind)) takes += fmt::format("{}{}", takes.empty() ? "" : " or ", to_string(kind));
+    }
     throw Error(ErrorCode::unsupported,
-                fmt::format("{} is {} memory, which the {} backend cannot move; it takes host memory", argument,
-                            to_string(memory), to_string(backend_->kind())),
+                fmt::format("{} is {} memory, which the {} backend cannot move; it takes {} memory", argument,
+                            to_string(memory), to_string(backend_->kind()), takes),
                 context(label));
+  }
+  if (memory == MemoryKind::cuda && count > 0) {
+    if (auto problem = device::pointer_problem(data); !problem.empty()) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{} is marked as cuda memory but {}", argument, problem),
+                  context(label));
+    }
   }
 }
 

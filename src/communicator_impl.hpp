@@ -59,6 +59,10 @@ class CommunicatorImpl {
   void check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
                     const char* argument) const;
 
+  /// A backend driven from the host touches CUDA buffers as soon as an operation starts: waits
+  /// for `stream`'s earlier work first. Stream-ordered backends queue behind it instead.
+  void order_after_stream(MemoryKind memory, StreamRef stream) const;
+
   /// An error context naming this communicator's backend, rank and the operation.
   [[nodiscard]] ErrorContext context(OperationLabel label, int peer = -1) const;
 

@@ -24,9 +24,9 @@ std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, O
   return std::make_shared<ScheduleWorkState>(
       dissemination_rounds(size), [=](int round) {
         std::vector<Work> works;
-        works.emplace_back(backend->irecv({}, dissemination_recv_peer(rank, size, round), tag, Lane::internal, label),
+        works.emplace_back(backend->irecv({}, dissemination_recv_peer(rank, size, round), tag, Lane::internal, label, {}),
                            timeout);
-        works.emplace_back(backend->isend({}, dissemination_send_peer(rank, size, round), tag, Lane::internal, label),
+        works.emplace_back(backend->isend({}, dissemination_send_peer(rank, size, round), tag, Lane::internal, label, {}),
                            timeout);
         return works;
       });

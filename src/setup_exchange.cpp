@@ -16,9 +16,9 @@ std::vector<std::byte> exchange_all_gather(CommunicatorImpl& comm, std::span<con
   for (int step = 1; step < size; ++step) {
     const int to = (rank + step) % size;
     const int from = (rank - step + size) % size;
-    works.push_back(comm.make_work(comm.backend().isend({mine.data(), bytes, DataType::u8}, to, tag, Lane::internal, label)));
+    works.push_back(comm.make_work(comm.backend().isend({mine.data(), bytes, DataType::u8}, to, tag, Lane::internal, label, {})));
     works.push_back(comm.make_work(
-        comm.backend().irecv({all.data() + bytes * from, bytes, DataType::u8}, from, tag, Lane::internal, label)));
+        comm.backend().irecv({all.data() + bytes * from, bytes, DataType::u8}, from, tag, Lane::internal, label, {})));
   }
   comm.make_work(std::make_shared<GroupWorkState>(std::move(works))).wait();
   return all;

@@ -163,7 +163,7 @@ class HaloPlanImpl {
         const bool direct = !adjoint && dense(message);
         void* target = direct ? row(base, message.rows.front()) : packed_in + direction.in_offset[i];
         works.push_back(recv_bytes(comm_, target, message.rows.size() * format_.row_bytes, message.peer,
-                                   first_tag + message.slot, label));
+                                   first_tag + message.slot, label, MemoryKind::host));
       }
       for (std::size_t i = 0; i < direction.out.size(); ++i) {
         const auto& message = *direction.out[i];
@@ -173,7 +173,7 @@ class HaloPlanImpl {
           source = packed_out + direction.out_offset[i];
         }
         works.push_back(send_bytes(comm_, source, message.rows.size() * format_.row_bytes, message.peer,
-                                   first_tag + message.slot, label));
+                                   first_tag + message.slot, label, MemoryKind::host));
       }
       return works;
     }

@@ -40,8 +40,8 @@ class RingPipelineImpl {
     in_flight_ = true;
     const int tag = comm_.reserve_internal_tags(1);
     std::vector<Work> parts;
-    parts.push_back(recv_bytes(comm_, buffers_[1 - current_].get(), bytes_, recv_peer_, tag, label));
-    parts.push_back(send_bytes(comm_, buffers_[current_].get(), bytes_, send_peer_, tag, label));
+    parts.push_back(recv_bytes(comm_, buffers_[1 - current_].get(), bytes_, recv_peer_, tag, label, MemoryKind::host));
+    parts.push_back(send_bytes(comm_, buffers_[current_].get(), bytes_, send_peer_, tag, label, MemoryKind::host));
     std::shared_ptr<WorkState> transfer = std::make_shared<GroupWorkState>(std::move(parts));
     if (progress_ != nullptr) transfer = progress_->drive(std::move(transfer), comm_.timeout());
     return comm_.make_work(std::move(transfer));

@@ -61,13 +61,19 @@ class Backend {
   [[nodiscard]] virtual int max_tag() const noexcept = 0;
   /// True if another thread may drive this backend's operations while the caller makes others.
   [[nodiscard]] virtual bool thread_safe() const noexcept { return true; }
+  /// True if this backend can move buffers of `memory`.
+  [[nodiscard]] virtual bool moves(MemoryKind memory) const noexcept { return memory == MemoryKind::host; }
+  /// True if its operations on CUDA memory are queued on the caller's stream (and complete in
+  /// stream order); false if it drives them from the host, after the stream's earlier work.
+  [[nodiscard]] virtual bool stream_ordered() const noexcept { return false; }
 
-  /// Starts a send; arguments are already validated by the communicator.
-  virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane,
-                                           OperationLabel label) = 0;
+  /// Starts a send; arguments are already validated by the communicator. `stream` orders it on
+  /// CUDA memory where the backend is stream-ordered.
+  virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                           StreamRef stream) = 0;
   /// Starts a receive of exactly `data.bytes()` bytes.
-  virtual std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane,
-                                           OperationLabel label) = 0;
+  virtual std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                           StreamRef stream) = 0;
 
   /// Creates the backend of a sub-communicator. Every rank of this backend calls it at the same
   /// point; `members` are the ranks (of this backend) of the caller's new group in new-rank

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/device_staging.hpp"
 #include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
 
@@ -27,16 +28,31 @@ bool reduces(CollectiveKind kind) {
   return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
 }
 
-/// A buffer of elements of one type, one byte longer than needed (so that count 0 has an address).
+/// A buffer of elements of one type, one byte longer than needed (so that count 0 has an
+/// address). Filled and checked on the host; on CUDA memory the call under test sees a device
+/// copy, staged there by `upload` and back by `download`.
 struct TypedBuffer {
   DataType type;
+  MemoryKind memory;
   std::vector<std::byte> bytes;
-  TypedBuffer(DataType t, std::size_t count) : type(t), bytes(count * size_of(t) + 1) {}
+  std::shared_ptr<std::byte> device;
+  TypedBuffer(DataType t, std::size_t count, MemoryKind m) : type(t), memory(m), bytes(count * size_of(t) + 1) {
+    if (memory == MemoryKind::cuda) device = device_bytes(bytes.size());
+  }
   template <class F>
   void fill(std::size_t first, std::size_t count, F value) {
     verifiable::fill(bytes.data(), first, count, type, value);
   }
-  void* at(std::size_t index) { return bytes.data() + index * size_of(type); }
+  /// Element `index` where the call under test reads and writes it.
+  void* at(std::size_t index) {
+    return (memory == MemoryKind::cuda ? device.get() : bytes.data()) + index * size_of(type);
+  }
+  void upload() {
+    if (memory == MemoryKind::cuda) copy_to_device(device.get(), bytes.data(), bytes.size());
+  }
+  void download() {
+    if (memory == MemoryKind::cuda) copy_to_host(bytes.data(), device.get(), bytes.size());
+  }
 };
 
 /// Counts the elements that differ from `expected(index)` and reports the first few.
@@ -57,11 +73,12 @@ int count_wrong(const TypedBuffer& buffer, std::size_t first, std::size_t count,
 }  // namespace
 
 std::string CollectiveCase::describe() const {
-  return fmt::format("{} algorithm={} type={} op={} count={} {} root={}", to_string(kind), algorithm, to_string(type),
-                     to_string(op), count, in_place ? "in-place" : "out-of-place", root);
+  return fmt::format("{} algorithm={} type={} op={} count={} {} root={} memory={}", to_string(kind), algorithm,
+                     to_string(type), to_string(op), count, in_place ? "in-place" : "out-of-place", root,
+                     to_string(memory));
 }
 
-std::vector<CollectiveCase> collective_matrix(const Communicator& comm, CollectiveKind kind) {
+std::vector<CollectiveCase> collective_matrix(const Communicator& comm, CollectiveKind kind, MemoryKind memory) {
   const int size = comm.size();
   std::vector<std::size_t> counts = {0, 1, 7, 1000};
   if (kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast) counts.push_back(1003);  // not divisible
@@ -77,7 +94,7 @@ std::vector<CollectiveCase> collective_matrix(const Communicator& comm, Collecti
           for (bool in_place : {false, true}) {
             if (kind == CollectiveKind::all_to_allv && in_place) continue;
             if (kind == CollectiveKind::broadcast && !in_place) continue;
-            cases.push_back({kind, std::string(algorithm), type, op, count, in_place, (size - 1) / 2});
+            cases.push_back({kind, std::string(algorithm), type, op, count, in_place, (size - 1) / 2, memory});
           }
         }
       }
@@ -85,8 +102,8 @@ std::vector<CollectiveCase> collective_matrix(const Communicator& comm, Collecti
     // Large enough that each block spans several pipeline chunks (1 MiB each).
     const std::size_t large = kind == CollectiveKind::all_to_all ? static_cast<std::size_t>(size) * 262'147
                                                                  : std::size_t{700'001};
-    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, false, 0});
-    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, true, 0});
+    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, false, 0, memory});
+    cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, true, 0, memory});
   }
   return cases;
 }
@@ -101,53 +118,63 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
   try {
     switch (c.kind) {
       case CollectiveKind::all_gather: {
-        TypedBuffer output(c.type, n * size);
-        TypedBuffer input(c.type, n);
+        TypedBuffer output(c.type, n * size, c.memory);
+        TypedBuffer input(c.type, n, c.memory);
         input.fill(0, n, [&](std::size_t i) { return payload(rank, 0, i); });
         output.fill(0, n * size, [](std::size_t) { return 99.0; });
-        ConstBufferView in(input.at(0), n, c.type);
+        ConstBufferView in(input.at(0), n, c.type, c.memory);
         if (c.in_place) {
           output.fill(rank * n, n, [&](std::size_t i) { return payload(rank, 0, i); });
-          in = ConstBufferView(output.at(rank * n), n, c.type);
+          in = ConstBufferView(output.at(rank * n), n, c.type, c.memory);
         }
-        comm.all_gather(in, BufferView(output.at(0), n * size, c.type), {.algorithm = c.algorithm}).wait();
+        input.upload();
+        output.upload();
+        comm.all_gather(in, BufferView(output.at(0), n * size, c.type, c.memory), {.algorithm = c.algorithm}).wait();
+        output.download();
         for (int from = 0; from < size; ++from) {
           wrong += count_wrong(output, from * n, n, [&](std::size_t i) { return payload(from, 0, i); }, what);
         }
         break;
       }
       case CollectiveKind::reduce_scatter: {
-        TypedBuffer input(c.type, n * size);
-        TypedBuffer output(c.type, n);
+        TypedBuffer input(c.type, n * size, c.memory);
+        TypedBuffer output(c.type, n, c.memory);
         input.fill(0, n * size, [&](std::size_t i) { return contribution(c.op, rank, i, size); });
-        BufferView out(output.at(0), n, c.type);
-        if (c.in_place) out = BufferView(input.at(rank * n), n, c.type);
-        comm.reduce_scatter(ConstBufferView(input.at(0), n * size, c.type), out, {.op = c.op, .algorithm = c.algorithm})
+        BufferView out(output.at(0), n, c.type, c.memory);
+        if (c.in_place) out = BufferView(input.at(rank * n), n, c.type, c.memory);
+        input.upload();
+        comm.reduce_scatter(ConstBufferView(input.at(0), n * size, c.type, c.memory), out,
+                            {.op = c.op, .algorithm = c.algorithm})
             .wait();
+        (c.in_place ? input : output).download();
         wrong += count_wrong(c.in_place ? input : output, c.in_place ? rank * n : 0, n,
                              [&](std::size_t i) { return reduced(c.op, rank * n + i, size); }, what);
         break;
       }
       case CollectiveKind::all_reduce: {
-        TypedBuffer input(c.type, n);
-        TypedBuffer output(c.type, n);
+        TypedBuffer input(c.type, n, c.memory);
+        TypedBuffer output(c.type, n, c.memory);
         input.fill(0, n, [&](std::size_t i) { return contribution(c.op, rank, i, size); });
         TypedBuffer& result = c.in_place ? input : output;
-        comm.all_reduce(ConstBufferView(input.at(0), n, c.type), BufferView(result.at(0), n, c.type),
+        input.upload();
+        comm.all_reduce(ConstBufferView(input.at(0), n, c.type, c.memory), BufferView(result.at(0), n, c.type, c.memory),
                         {.op = c.op, .algorithm = c.algorithm})
             .wait();
+        result.download();
         wrong += count_wrong(result, 0, n, [&](std::size_t i) { return reduced(c.op, i, size); }, what);
         break;
       }
       case CollectiveKind::all_to_all: {
         const std::size_t block = n / size;
-        TypedBuffer input(c.type, n);
-        TypedBuffer output(c.type, n);
+        TypedBuffer input(c.type, n, c.memory);
+        TypedBuffer output(c.type, n, c.memory);
         for (int to = 0; to < size; ++to) input.fill(to * block, block, [&](std::size_t k) { return payload(rank, to, k); });
         TypedBuffer& result = c.in_place ? input : output;
-        comm.all_to_all(ConstBufferView(input.at(0), n, c.type), BufferView(result.at(0), n, c.type),
+        input.upload();
+        comm.all_to_all(ConstBufferView(input.at(0), n, c.type, c.memory), BufferView(result.at(0), n, c.type, c.memory),
                         {.algorithm = c.algorithm})
             .wait();
+        result.download();
         for (int from = 0; from < size; ++from) {
           wrong += count_wrong(result, from * block, block, [&](std::size_t k) { return payload(from, rank, k); }, what);
         }
@@ -167,14 +194,17 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
           recv_offsets.push_back(recv_total + 1);  // a gap, so offsets matter
           recv_total += recv_counts.back() + 1;
         }
-        TypedBuffer input(c.type, send_total);
-        TypedBuffer output(c.type, recv_total);
+        TypedBuffer input(c.type, send_total, c.memory);
+        TypedBuffer output(c.type, recv_total, c.memory);
         for (int to = 0; to < size; ++to) {
           input.fill(send_offsets[to], send_counts[to], [&](std::size_t k) { return payload(rank, to, k); });
         }
-        comm.all_to_allv(ConstBufferView(input.at(0), send_total, c.type), BufferView(output.at(0), recv_total, c.type),
+        input.upload();
+        output.upload();
+        comm.all_to_allv(ConstBufferView(input.at(0), send_total, c.type, c.memory), BufferView(output.at(0), recv_total, c.type, c.memory),
                          {send_counts, send_offsets, recv_counts, recv_offsets}, {.algorithm = c.algorithm})
             .wait();
+        output.download();
         for (int from = 0; from < size; ++from) {
           wrong += count_wrong(output, recv_offsets[from], recv_counts[from],
                                [&](std::size_t k) { return payload(from, rank, k); }, what);
@@ -182,9 +212,11 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
         break;
       }
       case CollectiveKind::broadcast: {
-        TypedBuffer data(c.type, n);
+        TypedBuffer data(c.type, n, c.memory);
         data.fill(0, n, [&](std::size_t i) { return rank == c.root ? payload(c.root, 0, i) : 98.0; });
-        comm.broadcast(BufferView(data.at(0), n, c.type), {.root = c.root, .algorithm = c.algorithm}).wait();
+        data.upload();
+        comm.broadcast(BufferView(data.at(0), n, c.type, c.memory), {.root = c.root, .algorithm = c.algorithm}).wait();
+        data.download();
         wrong += count_wrong(data, 0, n, [&](std::size_t i) { return payload(c.root, 0, i); }, what);
         break;
       }
@@ -200,9 +232,9 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
   return wrong == 0;
 }
 
-void check_collective_matrix(Communicator& comm, CollectiveKind kind) {
+void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory) {
   int ran = 0;
-  for (const auto& c : collective_matrix(comm, kind)) {
+  for (const auto& c : collective_matrix(comm, kind, memory)) {
     bool skipped = false;
     if (!check_collective(comm, c, skipped)) return;  // a failed collective leaves the communicator fatal
     if (!skipped) ++ran;

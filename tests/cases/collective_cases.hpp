@@ -21,20 +21,22 @@ struct CollectiveCase {
   std::size_t count = 0;  // per-rank elements: input of all_gather, output of reduce_scatter, total otherwise
   bool in_place = false;
   int root = 0;
+  MemoryKind memory = MemoryKind::host;
   [[nodiscard]] std::string describe() const;
 };
 
 /// Every case of `kind` for `comm`: each algorithm it offers, every dtype and op, counts 0, 1,
 /// odd, a count not divisible by the size where allowed, and one large count for f32 that spans
 /// several pipeline chunks.
-std::vector<CollectiveCase> collective_matrix(const Communicator& comm, CollectiveKind kind);
+std::vector<CollectiveCase> collective_matrix(const Communicator& comm, CollectiveKind kind,
+                                              MemoryKind memory = MemoryKind::host);
 
 /// Runs `c` on every rank of `comm` and checks the result exactly. Returns false (with a
 /// GoogleTest failure) on a wrong element, true also when the algorithm reports it cannot run
 /// the case (`skipped` is then set).
 bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped);
 
-/// Runs the whole matrix of `kind` and fails if no case ran.
-void check_collective_matrix(Communicator& comm, CollectiveKind kind);
+/// Runs the whole matrix of `kind` on buffers in `memory` and fails if no case ran.
+void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory = MemoryKind::host);
 
 }  // namespace meshcomm::testing

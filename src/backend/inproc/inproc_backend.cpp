@@ -2,27 +2,34 @@
 
 #include <algorithm>
 
+#include "device/device_runtime.hpp"
+
 namespace meshcomm::detail {
 
-std::shared_ptr<WorkState> InprocBackend::post(bool is_send, void* buffer, std::size_t bytes, int peer, int tag,
-                                               Lane lane, OperationLabel label) {
+bool InprocBackend::moves(MemoryKind memory) const noexcept {
+  return memory == MemoryKind::host || (memory == MemoryKind::cuda && device::built());
+}
+
+std::shared_ptr<WorkState> InprocBackend::post(bool is_send, void* buffer, std::size_t bytes, MemoryKind memory,
+                                               int peer, int tag, Lane lane, OperationLabel label) {
   auto operation = std::make_shared<InprocOperation>(
       group_,
       InprocOperation::Description{.is_send = is_send, .owner = rank_, .peer = peer, .tag = tag, .lane = lane,
-                                   .bytes = bytes, .context = context(label, peer)},
+                                   .bytes = bytes, .memory = memory, .context = context(label, peer)},
       buffer);
   group_->post(operation);
   return operation;
 }
 
 std::shared_ptr<WorkState> InprocBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
-                                                OperationLabel label) {
+                                                OperationLabel label, StreamRef) {
   // The send side only ever reads through this pointer.
-  return post(true, const_cast<void*>(data.data), data.bytes(), peer, tag, lane, label);
+  return post(true, const_cast<void*>(data.data), data.bytes(), data.memory, peer, tag, lane, label);
 }
 
-std::shared_ptr<WorkState> InprocBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) {
-  return post(false, data.data, data.bytes(), peer, tag, lane, label);
+std::shared_ptr<WorkState> InprocBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                                StreamRef) {
+  return post(false, data.data, data.bytes(), data.memory, peer, tag, lane, label);
 }
 
 std::unique_ptr<Backend> InprocBackend::split(std::span<const int> members, int color, std::uint64_t split_index) {

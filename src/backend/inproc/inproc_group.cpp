@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "device/device_runtime.hpp"
+
 namespace meshcomm::detail {
 
 bool InprocOperation::test() {
@@ -72,9 +74,21 @@ void InprocGroup::transfer(InprocOperation& send, InprocOperation& receive) {
     receive.complete(std::make_exception_ptr(Error(ErrorCode::size_mismatch, message, receive_context)));
     return;
   }
-  if (s.bytes > 0) std::memcpy(receive.buffer(), send.buffer(), s.bytes);
-  send.complete();
-  receive.complete();
+  std::exception_ptr failure;
+  if (s.bytes > 0) {
+    try {
+      if (s.memory == MemoryKind::cuda || r.memory == MemoryKind::cuda) {
+        // On the matching thread's own stream, so that pairs of ranks copy concurrently.
+        device::copy(receive.buffer(), send.buffer(), s.bytes);
+      } else {
+        std::memcpy(receive.buffer(), send.buffer(), s.bytes);
+      }
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
+  }
+  send.complete(failure);
+  receive.complete(failure);
 }
 
 void InprocGroup::post(const std::shared_ptr<InprocOperation>& operation) {

@@ -27,6 +27,7 @@ class InprocOperation final : public WorkState, public std::enable_shared_from_t
     int tag;
     Lane lane;
     std::size_t bytes;
+    MemoryKind memory;
     ErrorContext context;
   };
 

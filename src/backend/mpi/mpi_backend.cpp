@@ -47,7 +47,7 @@ std::shared_ptr<WorkState> start_in_pieces(std::shared_ptr<MpiOperation> operati
 }  // namespace
 
 std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
-                                             OperationLabel label) {
+                                             OperationLabel label, StreamRef) {
   const auto where = context(label, peer);
   auto operation = std::make_shared<MpiOperation>(
       MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},
@@ -61,7 +61,8 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
   });
 }
 
-std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) {
+std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                             StreamRef) {
   const auto where = context(label, peer);
   auto operation = std::make_shared<MpiOperation>(
       MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},

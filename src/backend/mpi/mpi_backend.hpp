@@ -26,8 +26,10 @@ class MpiBackend final : public Backend {
     return level == MPI_THREAD_MULTIPLE;
   }
 
-  std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label) override;
-  std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label) override;
+  std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                   StreamRef stream) override;
+  std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                   StreamRef stream) override;
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override;
 
   // Open MPI's own collectives (mpi_native_collectives.cpp).

@@ -1,0 +1,26 @@
+#pragma once
+
+// The data movement of algorithms, on whichever memory their buffers live: host memory directly,
+// CUDA memory through device copies and reduction kernels (complete when the call returns).
+
+#include <cstddef>
+
+#include "meshcomm/types.hpp"
+
+namespace meshcomm::detail {
+
+/// Copies `bytes` bytes from `from` to `to`, both in `memory`.
+void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory);
+
+/// `destination[i] = destination[i] op source[i]` (see reduction.hpp) on `memory`.
+void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,
+                 MemoryKind memory);
+
+/// `output[i] = first[i] op second[i]` on `memory`; `output` may alias either input.
+void reduce_pair(void* output, const void* first, const void* second, std::size_t count, DataType type, ReduceOp op,
+                 MemoryKind memory);
+
+/// `data[i] /= divisor` on `memory`, the last step of an average.
+void divide_for_average(void* data, std::size_t count, DataType type, int divisor, MemoryKind memory);
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,48 @@
+#pragma once
+
+// CUDA memory as the rest of meshcomm sees it: copies, reductions and scratch on the device,
+// without CUDA headers. In a build without CUDA every function throws Error(unsupported).
+
+#include <cstddef>
+#include <string>
+
+#include "meshcomm/stream.hpp"
+#include "meshcomm/types.hpp"
+
+namespace meshcomm::detail::device {
+
+/// True if this build has CUDA support and a CUDA device is visible to the process.
+[[nodiscard]] bool visible();
+
+/// True if this build has CUDA support (compiled with MESHCOMM_WITH_CUDA).
+[[nodiscard]] bool built() noexcept;
+
+/// Why `pointer` cannot be used as CUDA memory (no device visible, or it is host memory), or
+/// empty if it can.
+[[nodiscard]] std::string pointer_problem(const void* pointer);
+
+/// Copies `bytes` bytes in any direction (host or device on either side) on `stream` (none: the
+/// calling thread's own stream) and returns once the copy is complete.
+void copy(void* to, const void* from, std::size_t bytes, StreamRef stream = {});
+
+/// `destination[i] = destination[i] op source[i]` on device memory, as `reduce_into` does on
+/// the host (f16 and bf16 computed in f32, integers wrap); complete on return.
+void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,
+                 StreamRef stream = {});
+
+/// `output[i] = first[i] op second[i]` on device memory; `output` may alias either input.
+void reduce_pair(void* output, const void* first, const void* second, std::size_t count, DataType type, ReduceOp op,
+                 StreamRef stream = {});
+
+/// `data[i] /= divisor` on device memory (integer division for integer types).
+void divide_for_average(void* data, std::size_t count, DataType type, int divisor, StreamRef stream = {});
+
+/// Blocks until the work queued on `stream` so far is complete (none: the legacy default stream).
+void synchronize(StreamRef stream);
+
+/// `bytes` of device memory on the current device; release with `release`.
+[[nodiscard]] void* allocate(std::size_t bytes);
+/// Frees memory from `allocate`; never throws.
+void release(void* pointer) noexcept;
+
+}  // namespace meshcomm::detail::device
