@@ -25,8 +25,17 @@ SelectionTable SelectionTable::measured_defaults() {
   //   and costs under 5% (its 2 us descriptor exchange) when they do not;
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
   // - all-to-all and broadcast gain nothing over Open MPI's own, so on mpi they are native.
+  // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
+  //   where it can run the call.
   const auto mpi = BackendKind::mpi;
+  const auto nccl = BackendKind::nccl;
   table.rules_ = {
+      {.kind = CollectiveKind::all_gather, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::all_reduce, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::all_to_all, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::all_to_allv, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},

@@ -25,9 +25,9 @@ class AllReduce final : public PerfOperation {
   }
   Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
              const PerfSettings& settings) const override {
-    return comm.all_reduce(ConstBufferView(send, counts.send, settings.type),
-                           BufferView(recv, counts.recv, settings.type),
-                           {.op = settings.op, .algorithm = settings.algorithm});
+    return comm.all_reduce(ConstBufferView(send, counts.send, settings.type, settings.memory),
+                           BufferView(recv, counts.recv, settings.type, settings.memory),
+                           {.op = settings.op, .algorithm = settings.algorithm, .stream = settings.stream});
   }
 };
 

@@ -33,8 +33,8 @@ class AllToAll final : public PerfOperation {
   }
   Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
              const PerfSettings& settings) const override {
-    return comm.all_to_all(ConstBufferView(send, counts.send, settings.type),
-                           BufferView(recv, counts.recv, settings.type), {.algorithm = settings.algorithm});
+    return comm.all_to_all(ConstBufferView(send, counts.send, settings.type, settings.memory),
+                           BufferView(recv, counts.recv, settings.type, settings.memory), {.algorithm = settings.algorithm, .stream = settings.stream});
   }
 };
 

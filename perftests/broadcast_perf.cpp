@@ -32,8 +32,8 @@ class Broadcast final : public PerfOperation {
              const PerfSettings& settings) const override {
     // meshcomm's broadcast works in place; out of place, the root first copies its input over.
     if (send != recv && comm.rank() == settings.root) std::memcpy(recv, send, counts.send * size_of(settings.type));
-    return comm.broadcast(BufferView(recv, counts.recv, settings.type),
-                          {.root = settings.root, .algorithm = settings.algorithm});
+    return comm.broadcast(BufferView(recv, counts.recv, settings.type, settings.memory),
+                          {.root = settings.root, .algorithm = settings.algorithm, .stream = settings.stream});
   }
 };
 

@@ -29,8 +29,8 @@ class SendRecv final : public PerfOperation {
              const PerfSettings& settings) const override {
     const int left = (comm.rank() + comm.size() - 1) % comm.size();
     const int right = (comm.rank() + 1) % comm.size();
-    auto receive = comm.irecv(BufferView(recv, counts.recv, settings.type), left, 0);
-    comm.isend(ConstBufferView(send, counts.send, settings.type), right, 0).wait();
+    auto receive = comm.irecv(BufferView(recv, counts.recv, settings.type, settings.memory), left, 0, settings.stream);
+    comm.isend(ConstBufferView(send, counts.send, settings.type, settings.memory), right, 0, settings.stream).wait();
     return receive;
   }
 };

@@ -18,18 +18,23 @@
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "perf_operation.hpp"
 #include "perf_options.hpp"
+#include "verifiable/device_staging.hpp"
 
 namespace meshcomm::perf {
 
 namespace {
 
 /// A benchmark buffer: meshcomm shared memory (the fast single-copy path, as nccl-tests can use
-/// ncclMemAlloc), or with --user-buffers plain page-aligned memory.
+/// ncclMemAlloc), with --buffers user plain page-aligned memory, or with --memory cuda device
+/// memory. `host()` is where data is filled and checked; `upload`/`download` stage it to and
+/// from the device (no-ops on host memory).
 class PerfBuffer {
  public:
-  PerfBuffer(const Communicator& comm, std::size_t bytes, bool user_buffers) {
-    const std::size_t size = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
-    if (user_buffers) {
+  PerfBuffer(const Communicator& comm, std::size_t bytes, bool user_buffers, MemoryKind memory) {
+    size_ = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
+    const std::size_t size = size_;
+    if (memory == MemoryKind::cuda) device_ = verifiable::device_bytes(size);
+    if (user_buffers || memory == MemoryKind::cuda) {
       plain_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, size)));
       if (plain_ == nullptr) throw std::bad_alloc();
       data_ = plain_.get();
@@ -38,8 +43,18 @@ class PerfBuffer {
       data_ = static_cast<std::byte*>(shared_.data());
     }
     std::fill(data_, data_ + size, std::byte{0});
+    upload();
   }
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
+  /// Where the measured calls read and write.
+  [[nodiscard]] std::byte* data() const noexcept { return device_ != nullptr ? device_.get() : data_; }
+  /// The host copy, where data is filled and checked.
+  [[nodiscard]] std::byte* host() const noexcept { return data_; }
+  void upload() const {
+    if (device_ != nullptr) verifiable::copy_to_device(device_.get(), data_, size_);
+  }
+  void download() const {
+    if (device_ != nullptr) verifiable::copy_to_host(data_, device_.get(), size_);
+  }
 
  private:
   struct Free {
@@ -47,7 +62,9 @@ class PerfBuffer {
   };
   SharedBuffer shared_;
   std::unique_ptr<std::byte, Free> plain_;
+  std::shared_ptr<std::byte> device_;
   std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 /// One measured placement of one size.
@@ -81,13 +98,18 @@ class Sweep {
  public:
   Sweep(const PerfOperation& operation, const PerfOptions& options, Communicator& comm)
       : operation_(operation), options_(options), comm_(comm), element_(size_of(options.type)) {
-    settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = ""};
+    settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = "", .memory = options.memory};
+    if (options.memory == MemoryKind::cuda) {
+      stream_ = verifiable::new_stream();
+      settings_.stream = StreamRef(stream_.get());
+    }
     const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
     for (bool user : {false, true}) {
       if (user ? !options.user_buffers : !options.shared_buffers) continue;
       auto& kind = buffers_[user ? 1 : 0];
-      kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user);
-      kind.recv = std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user);
+      kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user, options.memory);
+      kind.recv =
+          std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user, options.memory);
       // Every (algorithm, buffers) pair is one column of the comparison.
       for (const auto& algorithm : options.algorithms) variants_.push_back({algorithm, user});
     }
@@ -134,22 +156,26 @@ class Sweep {
   }
 
   Measurement measure(const PerfCounts& counts, bool in_place) {
-    std::byte* send = in_place ? current_->recv->data() + counts.in_place_send_offset * element_ : current_->send->data();
-    std::byte* recv = in_place ? current_->recv->data() + counts.in_place_recv_offset * element_ : current_->recv->data();
+    const std::size_t send_at = in_place ? counts.in_place_send_offset * element_ : 0;
+    const std::size_t recv_at = in_place ? counts.in_place_recv_offset * element_ : 0;
+    const PerfBuffer& send_buffer = in_place ? *current_->recv : *current_->send;
+    std::byte* send = send_buffer.data() + send_at;
+    std::byte* recv = current_->recv->data() + recv_at;
     Measurement result;
     std::uint64_t local_wrong = 0;
     if (options_.check) {
-      operation_.fill(send, recv, counts, settings_, comm_);
+      operation_.fill(send_buffer.host() + send_at, current_->recv->host() + recv_at, counts, settings_, comm_);
+      send_buffer.upload();
+      if (!in_place) current_->recv->upload();
       operation_.start(comm_, send, recv, counts, settings_).wait();
-      local_wrong = operation_.count_wrong(recv, counts, settings_, comm_);
+      current_->recv->download();
+      local_wrong = operation_.count_wrong(current_->recv->host() + recv_at, counts, settings_, comm_);
     }
     for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
     std::vector<double> times;
     for (int repeat = 0; repeat < options_.repeats; ++repeat) {
       comm_.barrier();
-      const auto started = std::chrono::steady_clock::now();
-      for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double seconds = timed_iterations(send, recv, counts);
       times.push_back(across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across));
     }
     std::sort(times.begin(), times.end());
@@ -173,9 +199,28 @@ class Sweep {
         {"algbw_gbps", result.algbw},
         {"busbw_gbps", result.busbw},
         {"wrong", result.wrong},
-        {"buffers", current_ == &buffers_[1] ? "user" : "shared"},
+        {"buffers", options_.memory == MemoryKind::cuda ? "cuda" : current_ == &buffers_[1] ? "user" : "shared"},
+        {"memory", to_string(options_.memory)},
     });
     return result;
+  }
+
+  /// Seconds for the timed iterations. On a stream-ordered backend with device buffers the calls
+  /// are queued back to back on the stream and timed with CUDA events, as nccl-tests does;
+  /// elsewhere each call is waited for and the host clock times the loop.
+  double timed_iterations(const void* send, void* recv, const PerfCounts& counts) {
+    if (stream_ != nullptr && comm_.backend() == BackendKind::nccl) {
+      std::vector<Work> works;
+      works.reserve(static_cast<std::size_t>(options_.iterations));
+      const double milliseconds = verifiable::stream_milliseconds(stream_.get(), [&] {
+        for (int i = 0; i < options_.iterations; ++i) works.push_back(operation_.start(comm_, send, recv, counts, settings_));
+      });
+      for (auto& work : works) work.wait();
+      return milliseconds / 1e3;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
   void print_header() const {
@@ -187,10 +232,13 @@ class Sweep {
                algorithm_list(), to_string(options_.type),
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
-    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} host {} pid {}\n#\n", options_.iterations,
-               options_.warmup, options_.repeats, options_.check ? 1 : 0,
-               options_.user_buffers ? (options_.shared_buffers ? "both" : "user") : "shared",
-               host, getpid());
+    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} timer {} host {} pid {}\n#\n",
+               options_.iterations, options_.warmup, options_.repeats, options_.check ? 1 : 0,
+               options_.memory == MemoryKind::cuda ? "cuda"
+               : options_.user_buffers            ? (options_.shared_buffers ? "both" : "user")
+                                                  : "shared",
+               stream_ != nullptr && comm_.backend() == BackendKind::nccl ? "cuda-events" : "host-clock", host,
+               getpid());
     const bool compare = variants_.size() > 1;
     auto line = [&](auto... column) {
       fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}", column...);
@@ -271,7 +319,8 @@ class Sweep {
     std::string algorithm;
     bool user_buffers;
   };
-  Buffers buffers_[2];  // shared, user
+  Buffers buffers_[2];  // shared (or cuda), user
+  std::shared_ptr<void> stream_;  // with --memory cuda
   const Buffers* current_ = nullptr;
   std::vector<Variant> variants_;
   std::vector<nlohmann::json> records_;
@@ -318,7 +367,7 @@ int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
   try {
     if (options->backend == BackendKind::inproc) return rank == 0 ? run_with_threads(operation, *options) : 0;
     MpiBootstrap bootstrap;
-    auto comm = Communicator::create(bootstrap);
+    auto comm = Communicator::create(bootstrap, {.backend = options->backend});
     return Sweep(operation, *options, comm).run() == 0 ? 0 : 1;
   } catch (const Error& error) {
     fmt::print(stderr, "{}: rank {}: {}\n", program, rank, error.what());

@@ -25,6 +25,8 @@ struct PerfSettings {
   ReduceOp op = ReduceOp::sum;
   int root = 0;
   std::string algorithm;  // empty: meshcomm's selection
+  MemoryKind memory = MemoryKind::host;  // where the buffers live (--memory)
+  StreamRef stream;                      // orders calls on CUDA memory
 };
 
 /// One operation measured by the common engine (one small file per operation).

@@ -61,8 +61,14 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
   app.add_option("-r,--root", options.root, "root rank of broadcast")->capture_default_str();
   app.add_option("-a,--average", time_across, "time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")
       ->capture_default_str()->check(CLI::Range(0, 3));
-  app.add_option("--backend", backend, "mpi (under mpirun) or inproc (ranks as threads, see -t)")
-      ->capture_default_str()->check(CLI::IsMember({"mpi", "inproc"}));
+  std::string memory = "host";
+  app.add_option("--memory", memory, "host, or cuda: device buffers (one GPU per rank with --backend nccl; ranks as "
+                                     "threads share one GPU with --backend inproc)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"host", "cuda"}));
+  app.add_option("--backend", backend, "mpi (under mpirun), nccl (under mpirun, --memory cuda) or inproc (ranks as "
+                                       "threads, see -t)")
+      ->capture_default_str()->check(CLI::IsMember({"mpi", "inproc", "nccl"}));
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process with --backend inproc")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   std::string algorithms;
@@ -129,7 +135,13 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
   } while (!rest.empty());
   options.time_across = static_cast<TimeAcross>(time_across);
-  options.backend = backend == "inproc" ? BackendKind::inproc : BackendKind::mpi;
+  options.backend = backend == "inproc" ? BackendKind::inproc : backend == "nccl" ? BackendKind::nccl : BackendKind::mpi;
+  options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
+  if (options.memory == MemoryKind::cuda) {
+    // Device buffers are one kind; --buffers chooses among host buffers only.
+    options.shared_buffers = true;
+    options.user_buffers = false;
+  }
   return options;
 }
 

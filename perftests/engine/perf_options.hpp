@@ -33,6 +33,7 @@ struct PerfOptions {
   std::string json_path;                     // --json
   bool shared_buffers = true;                // --buffers shared|both: meshcomm's allocate_shared
   bool user_buffers = false;                 // --buffers user|both: plain page-aligned memory
+  MemoryKind memory = MemoryKind::host;      // --memory host|cuda
 };
 
 /// Parses `argc/argv`; returns nothing after printing help or an error (then `exit_code` is set).

@@ -10,6 +10,9 @@
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "mpi/mpi_backend.hpp"
 #endif
+#if MESHCOMM_HAVE_NCCL
+#include "nccl/nccl_backend.hpp"
+#endif
 
 namespace meshcomm::detail {
 
@@ -17,8 +20,8 @@ namespace {
 
 Error unavailable(BackendKind kind, std::string_view why) {
   return Error(ErrorCode::unsupported,
-               fmt::format("backend '{}' {}; backends in this build: inproc{}", to_string(kind), why,
-                           MESHCOMM_HAVE_MPI ? ", mpi" : ""),
+               fmt::format("backend '{}' {}; backends in this build: inproc{}{}", to_string(kind), why,
+                           MESHCOMM_HAVE_MPI ? ", mpi" : "", MESHCOMM_HAVE_NCCL ? ", nccl" : ""),
                {.backend = std::string(to_string(kind)), .operation = "Communicator::create"});
 }
 
@@ -32,7 +35,7 @@ BackendKind backend_for(const Bootstrap& bootstrap) {
 
 }  // namespace
 
-std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, std::chrono::milliseconds) {
+std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, std::chrono::milliseconds timeout) {
   if (kind == BackendKind::automatic) kind = backend_for(bootstrap);
   switch (kind) {
     case BackendKind::inproc: {
@@ -52,8 +55,15 @@ std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, 
       throw unavailable(kind, "is not in this build (configured with MESHCOMM_WITH_MPI=OFF)");
 #endif
     }
-    case BackendKind::ucx:
-    case BackendKind::nccl: throw unavailable(kind, "is not implemented in this version");
+    case BackendKind::nccl: {
+#if MESHCOMM_HAVE_NCCL
+      // Host memory (setup, barriers) moves through the bootstrap's own backend.
+      return make_nccl_backend(bootstrap, create_backend(bootstrap, BackendKind::automatic, timeout), timeout);
+#else
+      throw unavailable(kind, "is not in this build (configure where CUDA and NCCL are found, MESHCOMM_WITH_NCCL=ON)");
+#endif
+    }
+    case BackendKind::ucx: throw unavailable(kind, "is not implemented in this version");
     case BackendKind::automatic: break;
   }
   throw unavailable(kind, "is unknown");

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/device_staging.hpp"
+#include "verifiable/device_staging.hpp"
 #include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
 
@@ -37,7 +37,7 @@ struct TypedBuffer {
   std::vector<std::byte> bytes;
   std::shared_ptr<std::byte> device;
   TypedBuffer(DataType t, std::size_t count, MemoryKind m) : type(t), memory(m), bytes(count * size_of(t) + 1) {
-    if (memory == MemoryKind::cuda) device = device_bytes(bytes.size());
+    if (memory == MemoryKind::cuda) device = verifiable::device_bytes(bytes.size());
   }
   template <class F>
   void fill(std::size_t first, std::size_t count, F value) {
@@ -48,10 +48,10 @@ struct TypedBuffer {
     return (memory == MemoryKind::cuda ? device.get() : bytes.data()) + index * size_of(type);
   }
   void upload() {
-    if (memory == MemoryKind::cuda) copy_to_device(device.get(), bytes.data(), bytes.size());
+    if (memory == MemoryKind::cuda) verifiable::copy_to_device(device.get(), bytes.data(), bytes.size());
   }
   void download() {
-    if (memory == MemoryKind::cuda) copy_to_host(bytes.data(), device.get(), bytes.size());
+    if (memory == MemoryKind::cuda) verifiable::copy_to_host(bytes.data(), device.get(), bytes.size());
   }
 };
 

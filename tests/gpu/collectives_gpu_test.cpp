@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "cases/collective_cases.hpp"
-#include "harness/device_staging.hpp"
+#include "harness/gpu_skip.hpp"
 #include "harness/thread_ranks.hpp"
 
 namespace meshcomm::testing {

@@ -11,7 +11,8 @@
 
 namespace meshcomm::testing {
 
-void run_ranks(int size, const std::function<void(Communicator&)>& body, std::chrono::milliseconds timeout) {
+void run_ranks(int size, const std::function<void(Communicator&)>& body, std::chrono::milliseconds timeout,
+               BackendKind backend) {
   auto world = InProcessWorld::create(size, timeout);
   std::mutex mutex;
   std::exception_ptr first_failure;
@@ -21,7 +22,7 @@ void run_ranks(int size, const std::function<void(Communicator&)>& body, std::ch
     threads.emplace_back([&, rank] {
       try {
         InProcessBootstrap bootstrap(world, rank);
-        auto comm = Communicator::create(bootstrap, {.timeout = timeout});
+        auto comm = Communicator::create(bootstrap, {.backend = backend, .timeout = timeout});
         body(comm);
       } catch (...) {
         std::lock_guard lock(mutex);

@@ -11,9 +11,10 @@ namespace meshcomm::testing {
 /// broken test fails instead of hanging.
 inline constexpr std::chrono::milliseconds kTestTimeout{20'000};
 
-/// Runs `body` on `size` ranks as threads of this process over the inproc backend, each with its
-/// own communicator, and rethrows the first failure of any rank, naming the rank.
+/// Runs `body` on `size` ranks as threads of this process (over the inproc backend unless
+/// `backend` names another), each with its own communicator, and rethrows the first failure of
+/// any rank, naming the rank.
 void run_ranks(int size, const std::function<void(Communicator&)>& body,
-               std::chrono::milliseconds timeout = kTestTimeout);
+               std::chrono::milliseconds timeout = kTestTimeout, BackendKind backend = BackendKind::automatic);
 
 }  // namespace meshcomm::testing

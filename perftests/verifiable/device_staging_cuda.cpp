@@ -5,7 +5,7 @@
 
 #include "device_staging.hpp"
 
-namespace meshcomm::testing {
+namespace meshcomm::verifiable {
 
 namespace {
 void check(cudaError_t status, const char* what) {
@@ -37,4 +37,28 @@ void copy_to_host(void* host, const void* device, std::size_t bytes) {
   check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
 }
 
-}  // namespace meshcomm::testing
+std::shared_ptr<void> new_stream() {
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return {stream, [](void* s) { (void)cudaStreamDestroy(static_cast<cudaStream_t>(s)); }};
+}
+
+void synchronize_stream(void* stream) {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+double stream_milliseconds(void* stream, const std::function<void()>& timed) {
+  cudaEvent_t events[2] = {nullptr, nullptr};
+  for (auto& event : events) check(cudaEventCreate(&event), "cudaEventCreate");
+  const auto queue = static_cast<cudaStream_t>(stream);
+  check(cudaEventRecord(events[0], queue), "cudaEventRecord");
+  timed();
+  check(cudaEventRecord(events[1], queue), "cudaEventRecord");
+  check(cudaEventSynchronize(events[1]), "cudaEventSynchronize");
+  float milliseconds = 0;
+  check(cudaEventElapsedTime(&milliseconds, events[0], events[1]), "cudaEventElapsedTime");
+  for (auto event : events) (void)cudaEventDestroy(event);
+  return milliseconds;
+}
+
+}  // namespace meshcomm::verifiable

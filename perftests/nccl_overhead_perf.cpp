@@ -1,0 +1,163 @@
+// nccl_overhead_perf: meshcomm's all-gather on the nccl backend against the raw ncclAllGather
+// call, side by side in one run, from 8 bytes up.
+//
+//   mpirun -np 1 build/perftests/nccl_overhead_perf -b 8 -e 64M -f 8 [-n 200] [--repeat 7]
+//
+// Both sides queue N calls back to back on a stream of their own and time the stream with CUDA
+// events, as nccl-tests does; at small sizes that is the host's cost of issuing a call. Rounds
+// alternate the two so that drift hits both alike; the table gives medians and the ratio.
+
+#include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/perf_options.hpp"
+#include "meshcomm/communicator.hpp"
+#include "meshcomm/cuda_interop.hpp"
+#include "meshcomm/mpi_bootstrap.hpp"
+
+namespace {
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
+}
+
+void check_nccl(ncclResult_t result, const char* what) {
+  if (result != ncclSuccess) throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(result)));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// Microseconds per call of `calls` (which queues `iterations` calls on `stream`), by events.
+double microseconds_per_call(cudaStream_t stream, int iterations, const std::function<void()>& calls) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+  calls();
+  check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+  check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  float milliseconds = 0;
+  check_cuda(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  return milliseconds * 1e3 / iterations;
+}
+
+/// A raw NCCL communicator over MPI_COMM_WORLD, the baseline.
+ncclComm_t raw_communicator(int rank, int size) {
+  ncclUniqueId id{};
+  if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm = nullptr;
+  check_nccl(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
+  return comm;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  meshcomm::MpiSession session(argc, argv);
+  std::string min_bytes = "8";
+  std::string max_bytes = "64M";
+  double factor = 8;
+  int iterations = 200;
+  int warmup = 20;
+  int repeats = 7;
+  std::string json_path;
+  CLI::App app{"meshcomm's nccl all_gather against raw ncclAllGather, per call"};
+  app.add_option("-b,--minbytes", min_bytes, "smallest size per rank")->capture_default_str();
+  app.add_option("-e,--maxbytes", max_bytes, "largest size per rank")->capture_default_str();
+  app.add_option("-f,--stepfactor", factor, "size factor per step")->capture_default_str()->check(CLI::Range(1.5, 1e6));
+  app.add_option("-n,--iters", iterations, "calls per timed round")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("-w,--warmup_iters", warmup, "untimed calls first")->capture_default_str();
+  app.add_option("--repeat", repeats, "rounds per side; medians are reported")->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--json", json_path, "write one record per size to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  int rank = 0;
+  try {
+    meshcomm::MpiBootstrap bootstrap;
+    rank = bootstrap.rank();
+    const int size = bootstrap.size();
+    int devices = 0;
+    check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+    check_cuda(cudaSetDevice(rank % devices), "cudaSetDevice");
+    auto comm = meshcomm::Communicator::create(bootstrap, {.backend = meshcomm::BackendKind::nccl});
+    ncclComm_t raw = raw_communicator(rank, size);
+    cudaStream_t stream = nullptr;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    const std::size_t largest = meshcomm::perf::parse_size(max_bytes);
+    void* input = nullptr;
+    void* output = nullptr;
+    check_cuda(cudaMalloc(&input, largest), "cudaMalloc");
+    check_cuda(cudaMalloc(&output, largest * size), "cudaMalloc");
+
+    if (rank == 0) {
+      int version = 0;
+      check_nccl(ncclGetVersion(&version), "ncclGetVersion");
+      fmt::print("# nccl_overhead_perf: NCCL {}, {} ranks, all_gather of u8, {} calls per round, median of {} "
+                 "rounds, CUDA events on one stream\n",
+                 version, size, iterations, repeats);
+      fmt::print("# {:>10} {:>12} {:>14} {:>10}\n", "bytes/rank", "raw (us)", "meshcomm (us)", "ratio");
+    }
+    nlohmann::json records = nlohmann::json::array();
+    for (std::size_t bytes = meshcomm::perf::parse_size(min_bytes); bytes <= largest;
+         bytes = std::max(bytes + 1, static_cast<std::size_t>(static_cast<double>(bytes) * factor))) {
+      auto raw_calls = [&](int n) {
+        for (int i = 0; i < n; ++i) check_nccl(ncclAllGather(input, output, bytes, ncclUint8, raw, stream), "ncclAllGather");
+      };
+      std::vector<meshcomm::Work> works;
+      auto meshcomm_calls = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+          works.push_back(comm.all_gather(meshcomm::ConstBufferView(input, bytes, meshcomm::DataType::u8, meshcomm::MemoryKind::cuda),
+                                          meshcomm::BufferView(output, bytes * size, meshcomm::DataType::u8, meshcomm::MemoryKind::cuda),
+                                          {.stream = meshcomm::stream_ref(stream)}));
+        }
+      };
+      raw_calls(warmup);
+      meshcomm_calls(warmup);
+      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      works.clear();
+      std::vector<double> raw_times;
+      std::vector<double> meshcomm_times;
+      for (int round = 0; round < repeats; ++round) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        raw_times.push_back(microseconds_per_call(stream, iterations, [&] { raw_calls(iterations); }));
+        MPI_Barrier(MPI_COMM_WORLD);
+        meshcomm_times.push_back(microseconds_per_call(stream, iterations, [&] { meshcomm_calls(iterations); }));
+        for (auto& work : works) work.wait();
+        works.clear();
+      }
+      const double raw_us = median(raw_times);
+      const double meshcomm_us = median(meshcomm_times);
+      if (rank == 0) fmt::print("  {:>10} {:>12.2f} {:>14.2f} {:>10.3f}\n", bytes, raw_us, meshcomm_us, meshcomm_us / raw_us);
+      records.push_back({{"op", "all_gather"}, {"backend", "nccl"}, {"ranks", size}, {"bytes", bytes},
+                         {"raw_us", raw_us}, {"meshcomm_us", meshcomm_us}, {"ratio", meshcomm_us / raw_us}});
+    }
+    if (rank == 0 && !json_path.empty()) std::ofstream(json_path) << records.dump(2) << "\n";
+    (void)cudaFree(input);
+    (void)cudaFree(output);
+    (void)cudaStreamDestroy(stream);
+    (void)ncclCommDestroy(raw);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "nccl_overhead_perf: rank {}: {}\n", rank, error.what());
+    return 1;
+  }
+  return 0;
+}

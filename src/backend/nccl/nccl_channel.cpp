@@ -1,0 +1,218 @@
+#include "nccl_channel.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "device/cuda_check.hpp"
+#include "meshcomm/bootstrap.hpp"
+#include "nccl_work.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+ncclConfig_t nonblocking_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // every call returns at once; settle() waits for it against the timeout
+  return config;
+}
+
+Error nccl_error(ncclResult_t result, const char* what, const char* detail, const ErrorContext& context) {
+  return Error(ErrorCode::backend_failure,
+               fmt::format("NCCL {} failed: {}{}{}", what, ncclGetErrorString(result),
+                           detail != nullptr && detail[0] != '\0' ? ": " : "", detail != nullptr ? detail : ""),
+               context);
+}
+
+}  // namespace
+
+NcclChannel::NcclChannel(ncclComm_t comm, std::chrono::milliseconds timeout, std::shared_ptr<FatalState> fatal)
+    : comm_(comm), timeout_(timeout), fatal_(std::move(fatal)) {
+  device::check_cuda(cudaStreamCreateWithFlags(&internal_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+
+std::shared_ptr<NcclChannel> NcclChannel::create(Bootstrap& bootstrap, std::chrono::milliseconds timeout,
+                                                 std::shared_ptr<FatalState> fatal) {
+  const ErrorContext context{.backend = "nccl", .operation = "Communicator::create", .rank = bootstrap.rank()};
+  ncclUniqueId id{};
+  if (bootstrap.rank() == 0) {
+    if (auto result = ncclGetUniqueId(&id); result != ncclSuccess) {
+      throw nccl_error(result, "ncclGetUniqueId", nullptr, context);
+    }
+  }
+  // Rank 0's id reaches every rank; the bootstrap's exchange has its own timeout.
+  const auto all = bootstrap.all_gather(std::as_bytes(std::span(&id, 1)));
+  std::memcpy(&id, all.data(), sizeof(id));
+  ncclComm_t comm = nullptr;
+  ncclConfig_t config = nonblocking_config();
+  const ncclResult_t result = ncclCommInitRankConfig(&comm, bootstrap.size(), id, bootstrap.rank(), &config);
+  if (result != ncclSuccess && result != ncclInProgress) {
+    if (comm != nullptr) (void)ncclCommAbort(comm);
+    throw nccl_error(result, "ncclCommInitRankConfig", comm != nullptr ? ncclGetLastError(comm) : nullptr, context);
+  }
+  std::shared_ptr<NcclChannel> channel(new NcclChannel(comm, timeout, std::move(fatal)));
+  std::lock_guard lock(channel->mutex_);
+  channel->settle("ncclCommInitRankConfig (every rank must create the communicator)", context);
+  return channel;
+}
+
+std::shared_ptr<NcclChannel> NcclChannel::split(int color, int key, std::shared_ptr<FatalState> fatal) {
+  const ErrorContext context{.backend = "nccl", .operation = "split"};
+  std::lock_guard lock(mutex_);
+  flush_locked();
+  ncclComm_t child = nullptr;
+  ncclConfig_t config = nonblocking_config();
+  check(ncclCommSplit(comm_, color, key, &child, &config), "ncclCommSplit", context);
+  settle("ncclCommSplit (every rank must split)", context);
+  std::shared_ptr<NcclChannel> channel(new NcclChannel(child, timeout_, std::move(fatal)));
+  std::lock_guard child_lock(channel->mutex_);
+  channel->settle("ncclCommSplit (the new communicator)", context);
+  return channel;
+}
+
+NcclChannel::~NcclChannel() {
+  if (!aborted_) {
+    // Finalize flushes NCCL's outstanding work; if it cannot within the timeout, abort instead
+    // of hanging in the destructor.
+    const ncclResult_t finalize = ncclCommFinalize(comm_);
+    ncclResult_t state = finalize == ncclSuccess || finalize == ncclInProgress ? ncclInProgress : finalize;
+    const auto deadline = deadline_after(timeout_);
+    for (unsigned spins = 0; state == ncclInProgress && Clock::now() < deadline; ++spins) {
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
+      if (state == ncclInProgress) backoff(spins);
+    }
+    if (state == ncclSuccess) {
+      (void)ncclCommDestroy(comm_);
+    } else {
+      (void)ncclCommAbort(comm_);
+    }
+  }
+  for (auto event : spare_events_) (void)cudaEventDestroy(event);
+  if (internal_stream_ != nullptr) (void)cudaStreamDestroy(internal_stream_);
+}
+
+void NcclChannel::check(ncclResult_t result, const char* what, const ErrorContext& context) {
+  if (result == ncclSuccess || result == ncclInProgress) return;
+  abort_locked(nccl_error(result, what, ncclGetLastError(comm_), context));
+}
+
+void NcclChannel::settle(const char* what, const ErrorContext& context) {
+  const auto deadline = deadline_after(timeout_);
+  for (unsigned spins = 0;; ++spins) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
+    if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, context));
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress) abort_locked(nccl_error(state, what, ncclGetLastError(comm_), context));
+    if (Clock::now() >= deadline) {
+      abort_locked(Error(ErrorCode::timeout,
+                         fmt::format("NCCL {} did not finish within {} ms; a rank may have failed or not made the "
+                                     "same call",
+                                     what, timeout_.count()),
+                         context));
+    }
+    backoff(spins);
+  }
+}
+
+void NcclChannel::abort_locked(const Error& cause) {
+  const Error why(cause.code(), cause.message() + "; the NCCL communicator was aborted: create a new communicator",
+                  cause.context());
+  fatal_->set(why);
+  if (!aborted_) {
+    aborted_ = true;
+    (void)ncclCommAbort(comm_);
+  }
+  auto queued = std::move(queued_);
+  queued_.clear();
+  for (auto& item : queued) item.work->failed(std::make_exception_ptr(why));
+  throw why;
+}
+
+void NcclChannel::abort_with(const Error& cause) {
+  std::lock_guard lock(mutex_);
+  abort_locked(cause);
+}
+
+void NcclChannel::check_async(const ErrorContext& context) {
+  std::lock_guard lock(mutex_);
+  if (aborted_) fatal_->throw_if_set(context.operation);
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
+  if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, context));
+  if (state != ncclSuccess && state != ncclInProgress) {
+    abort_locked(nccl_error(state, "asynchronous operation", ncclGetLastError(comm_), context));
+  }
+}
+
+cudaEvent_t NcclChannel::take_event() {
+  if (!spare_events_.empty()) {
+    auto event = spare_events_.back();
+    spare_events_.pop_back();
+    return event;
+  }
+  cudaEvent_t event = nullptr;
+  device::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+  return event;
+}
+
+void NcclChannel::recycle(cudaEvent_t event) noexcept {
+  std::lock_guard lock(mutex_);
+  spare_events_.push_back(event);
+}
+
+std::shared_ptr<NcclWork> NcclChannel::queue(bool is_send, void* data, std::size_t bytes, int peer,
+                                             cudaStream_t stream, ErrorContext context) {
+  std::lock_guard lock(mutex_);
+  if (aborted_) fatal_->throw_if_set(context.operation);
+  auto what = fmt::format("{} of {} bytes {} peer {}", is_send ? "send" : "receive", bytes, is_send ? "to" : "from",
+                          peer);
+  auto work = std::make_shared<NcclWork>(shared_from_this(), std::move(context), std::move(what));
+  queued_.push_back({is_send, data, bytes, peer, stream, work});
+  return work;
+}
+
+void NcclChannel::flush() {
+  std::lock_guard lock(mutex_);
+  flush_locked();
+}
+
+void NcclChannel::flush_locked() {
+  if (queued_.empty()) return;
+  const ErrorContext context{.backend = "nccl", .operation = "isend/irecv"};
+  check(ncclGroupStart(), "ncclGroupStart", context);
+  ncclResult_t first_error = ncclSuccess;
+  for (const auto& item : queued_) {
+    const ncclResult_t result = item.is_send ? ncclSend(item.data, item.bytes, ncclUint8, item.peer, comm_, item.stream)
+                                             : ncclRecv(item.data, item.bytes, ncclUint8, item.peer, comm_, item.stream);
+    if (first_error == ncclSuccess && result != ncclSuccess && result != ncclInProgress) first_error = result;
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  check(first_error, "ncclSend/ncclRecv", context);
+  check(ended, "ncclGroupEnd", context);
+  settle("group of sends and receives", context);
+  auto queued = std::move(queued_);
+  queued_.clear();
+  for (auto& item : queued) {
+    const cudaEvent_t event = take_event();
+    device::check_cuda(cudaEventRecord(event, item.stream), "cudaEventRecord");
+    item.work->enqueued(event);
+  }
+}
+
+std::shared_ptr<NcclWork> NcclChannel::enqueue(cudaStream_t stream, ErrorContext context,
+                                               const std::function<ncclResult_t(ncclComm_t)>& calls) {
+  std::lock_guard lock(mutex_);
+  if (aborted_) fatal_->throw_if_set(context.operation);
+  flush_locked();
+  check(calls(comm_), context.operation.c_str(), context);
+  settle(context.operation.c_str(), context);
+  const cudaEvent_t event = take_event();
+  device::check_cuda(cudaEventRecord(event, stream), "cudaEventRecord");
+  auto work = std::make_shared<NcclWork>(shared_from_this(), context, context.operation);
+  work->enqueued(event);
+  return work;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "../backend.hpp"
+
+namespace meshcomm::detail {
+
+class NcclWork;
+
+/// One NCCL communicator and what is queued on it. Point-to-point calls are queued and enqueued
+/// together as one NCCL group at the next flush (NCCL needs a pair's sends and receives grouped,
+/// or both sides block), which happens when any of its works is tested or waited on, or before
+/// a collective. Every call that NCCL may leave in progress is awaited against the timeout, and
+/// a timeout or an asynchronous error aborts the communicator, so nothing hangs.
+class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
+ public:
+  /// Joins the communicator of the bootstrap's ranks; rank 0's unique id travels through it.
+  static std::shared_ptr<NcclChannel> create(Bootstrap& bootstrap, std::chrono::milliseconds timeout,
+                                             std::shared_ptr<FatalState> fatal);
+  /// The communicator of this rank's group in a split (collective over this channel's ranks).
+  std::shared_ptr<NcclChannel> split(int color, int key, std::shared_ptr<FatalState> fatal);
+
+  NcclChannel(const NcclChannel&) = delete;
+  NcclChannel& operator=(const NcclChannel&) = delete;
+  ~NcclChannel();
+
+  /// Queues a send (or receive) of `bytes` bytes with `peer` on `stream`.
+  std::shared_ptr<NcclWork> queue(bool is_send, void* data, std::size_t bytes, int peer, cudaStream_t stream,
+                                  ErrorContext context);
+
+  /// Enqueues what is queued as one NCCL group.
+  void flush();
+
+  /// Flushes, then runs `calls` (NCCL calls on the communicator, grouped by the caller if need
+  /// be) and returns a work that completes when `stream` has run them.
+  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, ErrorContext context,
+                                    const std::function<ncclResult_t(ncclComm_t)>& calls);
+
+  /// Throws (after aborting) if NCCL reported an asynchronous error for this communicator.
+  void check_async(const ErrorContext& context);
+
+  /// Aborts the communicator: every queued and later operation fails with `cause` (which is
+  /// thrown, saying that the communicator was aborted).
+  [[noreturn]] void abort_with(const Error& cause);
+
+  /// A stream for meshcomm's own messages that name none.
+  [[nodiscard]] cudaStream_t internal_stream() const noexcept { return internal_stream_; }
+  [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+
+  /// Returns an event for reuse.
+  void recycle(cudaEvent_t event) noexcept;
+
+ private:
+  struct Queued {
+    bool is_send;
+    void* data;
+    std::size_t bytes;
+    int peer;
+    cudaStream_t stream;
+    std::shared_ptr<NcclWork> work;
+  };
+
+  NcclChannel(ncclComm_t comm, std::chrono::milliseconds timeout, std::shared_ptr<FatalState> fatal);
+  /// Waits until the communicator has no call in progress; aborts at the timeout.
+  void settle(const char* what, const ErrorContext& context);
+  /// Throws Error(backend_failure) naming `what` unless `result` is success or in progress.
+  void check(ncclResult_t result, const char* what, const ErrorContext& context);
+  void flush_locked();
+  [[noreturn]] void abort_locked(const Error& cause);
+  cudaEvent_t take_event();
+
+  std::mutex mutex_;
+  ncclComm_t comm_;
+  std::chrono::milliseconds timeout_;
+  std::shared_ptr<FatalState> fatal_;
+  bool aborted_ = false;
+  cudaStream_t internal_stream_ = nullptr;
+  std::vector<Queued> queued_;
+  std::vector<cudaEvent_t> spare_events_;
+};
+
+}  // namespace meshcomm::detail

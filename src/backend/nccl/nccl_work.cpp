@@ -1,0 +1,76 @@
+#include "nccl_work.hpp"
+
+#include <fmt/format.h>
+
+#include "device/cuda_check.hpp"
+#include "nccl_channel.hpp"
+
+namespace meshcomm::detail {
+
+NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, std::string what)
+    : channel_(std::move(channel)), context_(std::move(context)), what_(std::move(what)) {}
+
+NcclWork::~NcclWork() {
+  if (event_ != nullptr) channel_->recycle(event_);
+}
+
+void NcclWork::enqueued(cudaEvent_t event) noexcept {
+  std::lock_guard lock(mutex_);
+  event_ = event;
+}
+
+void NcclWork::failed(std::exception_ptr error) noexcept {
+  std::lock_guard lock(mutex_);
+  done_ = true;
+  error_ = std::move(error);
+}
+
+bool NcclWork::test() {
+  bool waiting_for_flush = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (done_) {
+      if (error_) std::rethrow_exception(error_);
+      return true;
+    }
+    waiting_for_flush = event_ == nullptr;
+  }
+  // Queued sends and receives go to NCCL (as one group) when one of them is first looked at.
+  if (waiting_for_flush) channel_->flush();
+  cudaEvent_t event = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (done_ && error_) std::rethrow_exception(error_);
+    event = event_;
+  }
+  const cudaError_t status = cudaEventQuery(event);
+  if (status == cudaErrorNotReady) {
+    channel_->check_async(context_);
+    return false;
+  }
+  device::check_cuda(status, "cudaEventQuery");
+  // An aborted communicator's kernels also end: make sure this one really finished.
+  channel_->check_async(context_);
+  std::lock_guard lock(mutex_);
+  done_ = true;
+  return true;
+}
+
+void NcclWork::wait_until(Clock::time_point deadline) {
+  for (unsigned spins = 0; !test(); ++spins) {
+    if (Clock::now() >= deadline) {
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_).count();
+      channel_->abort_with(Error(ErrorCode::timeout,
+                                 fmt::format("NCCL {} did not complete within {} ms{}",
+                                             what_, waited,
+                                             context_.peer >= 0 ? fmt::format(" (peer {} may have failed or not "
+                                                                              "posted the matching call)",
+                                                                              context_.peer)
+                                                                : std::string()),
+                                 context_));
+    }
+    backoff(spins);
+  }
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,87 @@
+#include "nccl_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cases/collective_cases.hpp"
+#include "meshcomm/cuda_interop.hpp"
+#include "meshcomm/error.hpp"
+#include "verifiable/device_staging.hpp"
+
+namespace meshcomm::testing {
+
+namespace {
+void expect_cuda(cudaError_t status) { ASSERT_EQ(status, cudaSuccess) << cudaGetErrorString(status); }
+}  // namespace
+
+void check_nccl_collective_matrices(Communicator& comm) {
+  ASSERT_EQ(comm.backend(), BackendKind::nccl);
+  for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
+                    CollectiveKind::all_to_all, CollectiveKind::all_to_allv, CollectiveKind::broadcast}) {
+    check_collective_matrix(comm, kind, MemoryKind::cuda);
+  }
+}
+
+void check_nccl_stream_order(Communicator& comm) {
+  constexpr std::size_t count = 1 << 22;  // 16 MiB of int32: long enough that a race would show
+  auto input = verifiable::device_bytes(count * sizeof(std::int32_t));
+  auto output = verifiable::device_bytes(count * sizeof(std::int32_t));
+  cudaStream_t stream = nullptr;
+  expect_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<std::int32_t> result(count, -1);
+  for (int round = 1; round <= 3; ++round) {
+    // Every byte 0x0round: each int32 is round * 0x01010101, summed over the ranks.
+    expect_cuda(cudaMemsetAsync(input.get(), round, count * sizeof(std::int32_t), stream));
+    auto work = comm.all_reduce(ConstBufferView(input.get(), count, DataType::i32, MemoryKind::cuda),
+                                BufferView(output.get(), count, DataType::i32, MemoryKind::cuda),
+                                {.stream = stream_ref(stream)});
+    expect_cuda(cudaMemcpyAsync(result.data(), output.get(), count * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
+                                stream));
+    expect_cuda(cudaStreamSynchronize(stream));
+    work.wait();
+    const std::int32_t expected = round * 0x01010101 * comm.size();
+    std::size_t wrong = 0;
+    for (auto value : result) wrong += value != expected ? 1 : 0;
+    EXPECT_EQ(wrong, 0U) << "round " << round << ": first element " << result[0] << ", expected " << expected;
+  }
+  expect_cuda(cudaStreamDestroy(stream));
+}
+
+void check_nccl_split(Communicator& comm) {
+  comm.barrier();
+  auto half = comm.split(comm.rank() % 2, comm.rank());
+  EXPECT_EQ(half.backend(), BackendKind::nccl);
+  check_collective_matrix(half, CollectiveKind::all_gather, MemoryKind::cuda);
+  half.barrier();
+}
+
+void check_nccl_timeout_aborts(Communicator& comm) {
+  auto buffer = verifiable::device_bytes(64);
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    // Nobody sends this: the wait must end in an error, not hang.
+    comm.irecv(BufferView(buffer.get(), 16, DataType::f32, MemoryKind::cuda), comm.rank(), 5)
+        .wait(std::chrono::milliseconds(500));
+    ADD_FAILURE() << "a receive with no sender completed";
+  } catch (const Error& error) {
+    EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::backend_failure) << error.what();
+    EXPECT_NE(std::string(error.what()).find("abort"), std::string::npos) << error.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  try {
+    comm.all_reduce(ConstBufferView(buffer.get(), 4, DataType::f32, MemoryKind::cuda),
+                    BufferView(buffer.get(), 4, DataType::f32, MemoryKind::cuda))
+        .wait();
+    ADD_FAILURE() << "an aborted communicator ran a collective";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::aborted) << error.what();
+  }
+}
+
+}  // namespace meshcomm::testing
