@@ -1,7 +1,6 @@
 #include "meshcomm/halo.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -12,7 +11,7 @@
 #include "halo_layout.hpp"
 #include "internal_p2p.hpp"
 #include "meshcomm/communicator.hpp"
-#include "reduction.hpp"
+#include "row_table.hpp"
 #include "setup_exchange.hpp"
 
 namespace meshcomm {
@@ -36,6 +35,7 @@ struct RowFormat {
   DataType type;
   std::size_t row_bytes;
   std::size_t stride_bytes;
+  MemoryKind memory;
 };
 
 /// One direction of the exchange (forward, or the adjoint with the roles swapped): the messages
@@ -47,6 +47,8 @@ struct Direction {
   std::vector<std::size_t> in_offset;
   std::size_t out_bytes = 0;
   std::size_t in_bytes = 0;
+  RowTable pack;    // own rows into the packed outgoing buffer
+  RowTable unpack;  // the packed incoming buffer into rows (forward: copied; adjoint: added)
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
 };
@@ -74,16 +76,25 @@ class HaloPlanImpl {
         extended_rows_(extended_rows),
         own_first_(own_first),
         tag_slots_(tag_slots) {
-    prepare(forward_, layout_.sends, layout_.receives);
-    prepare(adjoint_, layout_.receives, layout_.sends);
+    prepare(forward_, layout_.sends, layout_.receives, false);
+    prepare(adjoint_, layout_.receives, layout_.sends, true);
+    std::vector<device::RowPair> forward_local;
+    std::vector<device::RowPair> adjoint_local;
+    for (const auto& copy : layout_.local) {
+      forward_local.push_back({copy.to, copy.from});
+      adjoint_local.push_back({copy.from, copy.to});
+    }
+    local_forward_ = RowTable(std::move(forward_local), format_.memory);
+    local_adjoint_ = RowTable(std::move(adjoint_local), format_.memory);
   }
 
-  Work start(void* extended, bool adjoint) {
+  Work start(void* extended, bool adjoint, StreamRef stream) {
     const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
-    comm_.check_buffer(extended, extended_rows_, MemoryKind::host, label, "extended");
+    comm_.check_buffer(extended, extended_rows_, format_.memory, label, "extended");
+    comm_.order_after_stream(format_.memory, stream);
     auto& direction = adjoint ? adjoint_ : forward_;
     auto* base = static_cast<std::byte*>(extended);
-    auto scratch = comm_.scratch().acquire(direction.out_bytes + direction.in_bytes);
+    auto scratch = comm_.scratch().acquire(direction.out_bytes + direction.in_bytes, format_.memory);
     std::byte* packed_out = scratch.get();
     std::byte* packed_in = scratch.get() + direction.out_bytes;
     const int first_tag = strategy_ == HaloStrategy::p2p ? comm_.reserve_internal_tags(tag_slots_) : 0;
@@ -102,17 +113,34 @@ class HaloPlanImpl {
   [[nodiscard]] HaloStrategy strategy() const noexcept { return strategy_; }
 
  private:
-  void prepare(Direction& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in) {
+  void prepare(Direction& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in,
+               bool adjoint) {
     direction.out = ordered(out);
     direction.in = ordered(in);
+    std::vector<device::RowPair> pack;
+    std::vector<device::RowPair> unpack;
     for (const auto* message : direction.out) {
       direction.out_offset.push_back(direction.out_bytes);
+      // p2p sends a dense message straight from its rows; everything else goes through the pack.
+      if (strategy_ != HaloStrategy::p2p || !dense(*message)) {
+        for (std::size_t r = 0; r < message->rows.size(); ++r) {
+          pack.push_back({direction.out_bytes / format_.row_bytes + r, message->rows[r]});
+        }
+      }
       direction.out_bytes += message->rows.size() * format_.row_bytes;
     }
     for (const auto* message : direction.in) {
       direction.in_offset.push_back(direction.in_bytes);
+      // p2p receives a dense forward message straight into its rows.
+      if (adjoint || strategy_ != HaloStrategy::p2p || !dense(*message)) {
+        for (std::size_t r = 0; r < message->rows.size(); ++r) {
+          unpack.push_back({message->rows[r], direction.in_bytes / format_.row_bytes + r});
+        }
+      }
       direction.in_bytes += message->rows.size() * format_.row_bytes;
     }
+    direction.pack = RowTable(std::move(pack), format_.memory);
+    direction.unpack = RowTable(std::move(unpack), format_.memory);
     if (strategy_ != HaloStrategy::mpi_neighbor) return;
     std::vector<int> sources;
     std::vector<int> destinations;
@@ -140,22 +168,15 @@ class HaloPlanImpl {
     return true;
   }
 
-  void pack(const HaloMessage& message, std::byte* base, std::byte* into) const {
-    for (std::size_t i = 0; i < message.rows.size(); ++i) {
-      std::memcpy(into + i * format_.row_bytes, row(base, message.rows[i]), format_.row_bytes);
-    }
-  }
-
   /// Step 0: local rows, packing, and the transfers.
   std::vector<Work> post(Direction& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
                          bool adjoint, OperationLabel label, int first_tag) {
-    for (const auto& copy : layout_.local) {
-      if (adjoint) {
-        reduce_into(row(base, copy.from), row(base, copy.to), format_.row_elements, format_.type, ReduceOp::sum);
-      } else {
-        std::memcpy(row(base, copy.to), row(base, copy.from), format_.row_bytes);
-      }
+    if (adjoint) {
+      local_adjoint_.add(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_elements, format_.type);
+    } else {
+      local_forward_.copy(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_bytes);
     }
+    direction.pack.copy(packed_out, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
     std::vector<Work> works;
     if (strategy_ == HaloStrategy::p2p) {
       for (std::size_t i = 0; i < direction.in.size(); ++i) {
@@ -163,21 +184,17 @@ class HaloPlanImpl {
         const bool direct = !adjoint && dense(message);
         void* target = direct ? row(base, message.rows.front()) : packed_in + direction.in_offset[i];
         works.push_back(recv_bytes(comm_, target, message.rows.size() * format_.row_bytes, message.peer,
-                                   first_tag + message.slot, label, MemoryKind::host));
+                                   first_tag + message.slot, label, format_.memory));
       }
       for (std::size_t i = 0; i < direction.out.size(); ++i) {
         const auto& message = *direction.out[i];
-        const void* source = row(base, message.rows.empty() ? 0 : message.rows.front());
-        if (!dense(message)) {
-          pack(message, base, packed_out + direction.out_offset[i]);
-          source = packed_out + direction.out_offset[i];
-        }
+        const void* source = dense(message) ? static_cast<const void*>(row(base, message.rows.empty() ? 0 : message.rows.front()))
+                                            : packed_out + direction.out_offset[i];
         works.push_back(send_bytes(comm_, source, message.rows.size() * format_.row_bytes, message.peer,
-                                   first_tag + message.slot, label, MemoryKind::host));
+                                   first_tag + message.slot, label, format_.memory));
       }
       return works;
     }
-    for (std::size_t i = 0; i < direction.out.size(); ++i) pack(*direction.out[i], base, packed_out + direction.out_offset[i]);
     if (strategy_ == HaloStrategy::mpi_neighbor) {
       works.push_back(comm_.make_work(direction.graph->start(packed_out, direction.edge_counts[0],
                                                              direction.edge_counts[1], packed_in,
@@ -200,8 +217,8 @@ class HaloPlanImpl {
     const std::span<const std::size_t> all(counts_);
     CollectiveArgs args;
     args.kind = CollectiveKind::all_to_allv;
-    args.input = ConstBufferView(packed_out, direction.out_bytes, DataType::u8);
-    args.output = BufferView(packed_in, direction.in_bytes, DataType::u8);
+    args.input = ConstBufferView(packed_out, direction.out_bytes, DataType::u8, format_.memory);
+    args.output = BufferView(packed_in, direction.in_bytes, DataType::u8, format_.memory);
     args.layout = {all.subspan(0, ranks), all.subspan(ranks, ranks), all.subspan(2 * ranks, ranks),
                    all.subspan(3 * ranks, ranks)};
     args.label = label;
@@ -211,18 +228,10 @@ class HaloPlanImpl {
 
   /// Step 1: received rows into place (forward) or added onto their owners' rows (adjoint).
   void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint) const {
-    for (std::size_t i = 0; i < direction.in.size(); ++i) {
-      const auto& message = *direction.in[i];
-      const std::byte* from = packed_in + direction.in_offset[i];
-      if (!adjoint && strategy_ == HaloStrategy::p2p && dense(message)) continue;  // received in place
-      for (std::size_t r = 0; r < message.rows.size(); ++r) {
-        if (adjoint) {
-          reduce_into(row(base, message.rows[r]), from + r * format_.row_bytes, format_.row_elements, format_.type,
-                      ReduceOp::sum);
-        } else {
-          std::memcpy(row(base, message.rows[r]), from + r * format_.row_bytes, format_.row_bytes);
-        }
-      }
+    if (adjoint) {
+      direction.unpack.add(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_elements, format_.type);
+    } else {
+      direction.unpack.copy(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_bytes);
     }
   }
 
@@ -235,6 +244,8 @@ class HaloPlanImpl {
   int tag_slots_;
   Direction forward_;
   Direction adjoint_;
+  RowTable local_forward_;
+  RowTable local_adjoint_;
   std::vector<std::size_t> counts_;
 };
 
@@ -244,14 +255,14 @@ Error halo_error(const std::string& message) {
   return Error(ErrorCode::invalid_argument, message, {.operation = "HaloPlan::create"});
 }
 
-RowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_stride) {
+RowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_stride, MemoryKind memory) {
   if (row_elements == 0) throw halo_error("row_elements = 0; rows need at least one element");
   const std::size_t stride = row_stride == 0 ? row_elements : row_stride;
   if (stride < row_elements) {
     throw halo_error(fmt::format("row_stride = {} is smaller than row_elements = {}; rows would overlap", stride,
                                  row_elements));
   }
-  return {row_elements, type, row_elements * size_of(type), stride * size_of(type)};
+  return {row_elements, type, row_elements * size_of(type), stride * size_of(type), memory};
 }
 
 void check_strategy(const CommunicatorImpl& comm, HaloStrategy strategy) {
@@ -305,7 +316,7 @@ HaloPlan HaloPlan::create(Communicator& comm, const HaloSpec& spec) {
                                    total, total));
     }
   }
-  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride);
+  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride, spec.memory);
   detail::check_strategy(impl, spec.strategy);
   std::size_t rows_hash = 1469598103934665603ULL;
   for (auto rows : spec.shard_rows) rows_hash = (rows_hash ^ rows) * 1099511628211ULL;
@@ -331,7 +342,7 @@ HaloPlan HaloPlan::create(Communicator& comm, const HaloGraphSpec& spec) {
                                  spec.send_peers.size(), spec.send_rows.size(), spec.recv_peers.size(),
                                  spec.recv_rows.size()));
   }
-  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride);
+  const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride, spec.memory);
   detail::check_strategy(impl, spec.strategy);
   detail::HaloExchangeLayout layout;
   auto check_peer = [&](int peer) {
@@ -383,7 +394,9 @@ std::size_t HaloPlan::extended_rows() const noexcept { return impl_->extended_ro
 std::size_t HaloPlan::own_first_row() const noexcept { return impl_->own_first_row(); }
 std::size_t HaloPlan::bytes_sent() const noexcept { return impl_->bytes_sent(); }
 HaloStrategy HaloPlan::strategy() const noexcept { return impl_->strategy(); }
-Work HaloPlan::start(void* extended) { return impl_->start(extended, false); }
-Work HaloPlan::start_adjoint(void* extended_gradient) { return impl_->start(extended_gradient, true); }
+Work HaloPlan::start(void* extended, StreamRef stream) { return impl_->start(extended, false, stream); }
+Work HaloPlan::start_adjoint(void* extended_gradient, StreamRef stream) {
+  return impl_->start(extended_gradient, true, stream);
+}
 
 }  // namespace meshcomm

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "meshcomm/export.hpp"
+#include "meshcomm/stream.hpp"
 #include "meshcomm/types.hpp"
 #include "meshcomm/work.hpp"
 
@@ -44,6 +45,8 @@ struct HaloSpec {
   std::size_t row_stride = 0;  ///< elements from one row to the next; 0: `row_elements` (dense)
   bool periodic = false;
   HaloStrategy strategy = HaloStrategy::p2p;
+  /// Where the extended buffers live: host, or cuda (device memory; rows are packed by kernels).
+  MemoryKind memory = MemoryKind::host;
 };
 
 /// An irregular neighbourhood: what this rank sends to and receives from each peer. Received
@@ -58,6 +61,7 @@ struct HaloGraphSpec {
   DataType type = DataType::f32;
   std::size_t row_stride = 0;
   HaloStrategy strategy = HaloStrategy::p2p;
+  MemoryKind memory = MemoryKind::host;  ///< as in HaloSpec
 };
 
 /// A halo exchange planned once and started many times (split-phase: start, compute the
@@ -90,11 +94,12 @@ class MESHCOMM_API HaloPlan {
   /// The strategy in use.
   [[nodiscard]] HaloStrategy strategy() const noexcept;
 
-  /// Forward: fills the halo rows of `extended` from the rows their owners hold.
-  Work start(void* extended);
+  /// Forward: fills the halo rows of `extended` from the rows their owners hold. On CUDA memory
+  /// the exchange starts after `stream`'s earlier work (which wrote the own rows).
+  Work start(void* extended, StreamRef stream = {});
   /// Adjoint: sends the gradients in the halo rows of `extended_gradient` back to the rows they
   /// came from and adds them there (the transpose of `start`). Halo rows are left as they were.
-  Work start_adjoint(void* extended_gradient);
+  Work start_adjoint(void* extended_gradient, StreamRef stream = {});
 
  private:
   explicit HaloPlan(std::unique_ptr<detail::HaloPlanImpl> impl) noexcept;

@@ -23,6 +23,13 @@ void reduce_pair(void*, const void*, const void*, std::size_t, DataType, ReduceO
   refuse("reduce_pair");
 }
 void divide_for_average(void*, std::size_t, DataType, int, StreamRef) { refuse("divide_for_average"); }
+void copy_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std::size_t, std::size_t, StreamRef) {
+  refuse("copy_rows");
+}
+void add_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std::size_t, std::size_t, DataType,
+              StreamRef) {
+  refuse("add_rows");
+}
 void synchronize(StreamRef) { refuse("synchronize"); }
 void* allocate(std::size_t) { refuse("allocate"); }
 void release(void*) noexcept {}

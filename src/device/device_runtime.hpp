@@ -4,6 +4,7 @@
 // without CUDA headers. In a build without CUDA every function throws Error(unsupported).
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "meshcomm/stream.hpp"
@@ -36,6 +37,24 @@ void reduce_pair(void* output, const void* first, const void* second, std::size_
 
 /// `data[i] /= divisor` on device memory (integer division for integer types).
 void divide_for_average(void* data, std::size_t count, DataType type, int divisor, StreamRef stream = {});
+
+/// One row move: row `to` of a destination from row `from` of a source.
+struct RowPair {
+  std::uint64_t to;
+  std::uint64_t from;
+};
+
+/// For each of `count` pairs (a device array), copies `row_bytes` bytes from row `from` of
+/// `source` (rows `source_stride` bytes apart) to row `to` of `destination`: halo packing and
+/// unpacking of strided rows. Complete on return.
+void copy_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
+               const RowPair* pairs, std::size_t count, std::size_t row_bytes, StreamRef stream = {});
+
+/// As `copy_rows`, but adds (`row_elements` elements of `type`) onto the destination rows: the
+/// adjoint of a halo exchange. Pairs must not repeat a destination row.
+void add_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
+              const RowPair* pairs, std::size_t count, std::size_t row_elements, DataType type,
+              StreamRef stream = {});
 
 /// Blocks until the work queued on `stream` so far is complete (none: the legacy default stream).
 void synchronize(StreamRef stream);

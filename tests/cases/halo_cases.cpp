@@ -10,6 +10,7 @@
 #include "attention/sliding_window_attention.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/head_transpose.hpp"
+#include "verifiable/device_staging.hpp"
 
 namespace meshcomm::testing {
 
@@ -31,6 +32,22 @@ double sum_over_ranks(Communicator& comm, double value) {
   return total;
 }
 
+/// Runs `plan`'s forward (or adjoint) exchange on `data`: in place on the host, or on a device
+/// copy when `memory` is cuda, brought back afterwards.
+template <class T>
+void exchange(HaloPlan& plan, std::vector<T>& data, MemoryKind memory, bool adjoint = false) {
+  void* target = data.data();
+  std::shared_ptr<std::byte> device;
+  const std::size_t bytes = data.size() * sizeof(T);
+  if (memory == MemoryKind::cuda) {
+    device = verifiable::device_bytes(bytes);
+    verifiable::copy_to_device(device.get(), data.data(), bytes);
+    target = device.get();
+  }
+  (adjoint ? plan.start_adjoint(target) : plan.start(target)).wait();
+  if (memory == MemoryKind::cuda) verifiable::copy_to_host(data.data(), device.get(), bytes);
+}
+
 }  // namespace
 
 std::vector<HaloStrategy> halo_strategies(const Communicator& comm) {
@@ -39,7 +56,7 @@ std::vector<HaloStrategy> halo_strategies(const Communicator& comm) {
   return strategies;
 }
 
-void check_halo_contents(Communicator& comm, HaloStrategy strategy) {
+void check_halo_contents(Communicator& comm, HaloStrategy strategy, MemoryKind memory) {
   const auto rows = uneven_rows(comm.size());
   const std::size_t total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
   const std::size_t smallest = *std::min_element(rows.begin(), rows.end());
@@ -61,7 +78,8 @@ void check_halo_contents(Communicator& comm, HaloStrategy strategy) {
                                               .type = DataType::f32,
                                               .row_stride = stride,
                                               .periodic = periodic,
-                                              .strategy = strategy});
+                                              .strategy = strategy,
+                                              .memory = memory});
           ASSERT_EQ(plan.extended_rows(), left + own + right);
           std::vector<float> extended(plan.extended_rows() * stride, -7.0F);
           auto value = [](std::size_t global, std::size_t e) { return static_cast<float>(global * 10 + e + 1); };
@@ -71,7 +89,7 @@ void check_halo_contents(Communicator& comm, HaloStrategy strategy) {
           for (std::size_t i = 0; i < own; ++i) {
             for (std::size_t e = 0; e < kElements; ++e) extended[(left + i) * stride + e] = value(start + i, e);
           }
-          plan.start(extended.data()).wait();
+          exchange(plan, extended, memory);
           int wrong = 0;
           for (std::size_t row = 0; row < plan.extended_rows(); ++row) {
             const auto global = static_cast<std::int64_t>(start + row) - static_cast<std::int64_t>(left);
@@ -95,7 +113,7 @@ void check_halo_contents(Communicator& comm, HaloStrategy strategy) {
   }
 }
 
-void check_halo_adjoint(Communicator& comm, HaloStrategy strategy) {
+void check_halo_adjoint(Communicator& comm, HaloStrategy strategy, MemoryKind memory) {
   const auto rows = uneven_rows(comm.size());
   const std::size_t total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
   const std::size_t own = rows[comm.rank()];
@@ -107,7 +125,7 @@ void check_halo_adjoint(Communicator& comm, HaloStrategy strategy) {
       auto plan = HaloPlan::create(comm, {.shard_rows = rows, .left = static_cast<std::int64_t>(width),
                                           .right = static_cast<std::int64_t>(width / 2 + 1),
                                           .row_elements = kElements, .type = DataType::f64, .periodic = periodic,
-                                          .strategy = strategy});
+                                          .strategy = strategy, .memory = memory});
       const std::size_t n = plan.extended_rows() * kElements;
       const std::size_t first = plan.own_first_row() * kElements;
       std::vector<double> x(n, 0.0);
@@ -116,10 +134,10 @@ void check_halo_adjoint(Communicator& comm, HaloStrategy strategy) {
       for (auto& value : y) value = small(random);
       const std::vector<double> x_own(x.begin() + static_cast<std::ptrdiff_t>(first),
                                       x.begin() + static_cast<std::ptrdiff_t>(first + own * kElements));
-      plan.start(x.data()).wait();
+      exchange(plan, x, memory);
       double forward = 0;
       for (std::size_t i = 0; i < n; ++i) forward += x[i] * y[i];
-      plan.start_adjoint(y.data()).wait();
+      exchange(plan, y, memory, true);
       double adjoint = 0;
       for (std::size_t i = 0; i < own * kElements; ++i) adjoint += x_own[i] * y[first + i];
       EXPECT_EQ(sum_over_ranks(comm, forward), sum_over_ranks(comm, adjoint))
@@ -128,12 +146,12 @@ void check_halo_adjoint(Communicator& comm, HaloStrategy strategy) {
   }
 }
 
-void check_halo_graph(Communicator& comm, HaloStrategy strategy) {
+void check_halo_graph(Communicator& comm, HaloStrategy strategy, MemoryKind memory) {
   const int size = comm.size();
   const int rank = comm.rank();
   if (size < 2) return;
   const std::size_t own = 4;
-  HaloGraphSpec spec{.own_rows = own, .row_elements = 2, .type = DataType::i32, .strategy = strategy};
+  HaloGraphSpec spec{.own_rows = own, .row_elements = 2, .type = DataType::i32, .strategy = strategy, .memory = memory};
   spec.send_peers.push_back((rank + 1) % size);
   spec.send_rows.push_back({0, own - 1});
   spec.recv_peers.push_back((rank - 1 + size) % size);
@@ -149,7 +167,7 @@ void check_halo_graph(Communicator& comm, HaloStrategy strategy) {
   for (std::size_t row = 0; row < own; ++row) {
     for (std::size_t e = 0; e < 2; ++e) extended[row * 2 + e] = rank * 100 + static_cast<int>(row * 2 + e);
   }
-  plan.start(extended.data()).wait();
+  exchange(plan, extended, memory);
   const int left = (rank - 1 + size) % size;
   auto expect_row = [&](std::size_t at, int owner, std::size_t owner_row) {
     for (std::size_t e = 0; e < 2; ++e) {

@@ -13,12 +13,12 @@ namespace meshcomm::testing {
 std::vector<HaloStrategy> halo_strategies(const Communicator& comm);
 
 /// Exact halo contents for uneven shards: widths 0, 1, shard-1 and wider than a shard (several
-/// hops), periodic and not, dense and strided rows.
-void check_halo_contents(Communicator& comm, HaloStrategy strategy);
+/// hops), periodic and not, dense and strided rows; extended buffers in `memory`.
+void check_halo_contents(Communicator& comm, HaloStrategy strategy, MemoryKind memory = MemoryKind::host);
 /// The adjoint is the exact transpose of the forward: <forward(x), y> = <x, adjoint(y)>.
-void check_halo_adjoint(Communicator& comm, HaloStrategy strategy);
+void check_halo_adjoint(Communicator& comm, HaloStrategy strategy, MemoryKind memory = MemoryKind::host);
 /// The graph form moves the named rows to the named peers.
-void check_halo_graph(Communicator& comm, HaloStrategy strategy);
+void check_halo_graph(Communicator& comm, HaloStrategy strategy, MemoryKind memory = MemoryKind::host);
 /// Negative widths, widths beyond the sequence and specs that differ across ranks are errors
 /// that name the value; the communicator stays usable.
 void check_halo_errors(Communicator& comm);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cases/collective_cases.hpp"
+#include "cases/halo_cases.hpp"
 #include "meshcomm/cuda_interop.hpp"
 #include "meshcomm/error.hpp"
 #include "verifiable/device_staging.hpp"
@@ -51,6 +52,14 @@ void check_nccl_stream_order(Communicator& comm) {
     EXPECT_EQ(wrong, 0U) << "round " << round << ": first element " << result[0] << ", expected " << expected;
   }
   expect_cuda(cudaStreamDestroy(stream));
+}
+
+void check_nccl_halo(Communicator& comm) {
+  for (auto strategy : {HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv}) {
+    check_halo_contents(comm, strategy, MemoryKind::cuda);
+    check_halo_adjoint(comm, strategy, MemoryKind::cuda);
+    check_halo_graph(comm, strategy, MemoryKind::cuda);
+  }
 }
 
 void check_nccl_split(Communicator& comm) {

@@ -14,6 +14,9 @@ void check_nccl_collective_matrices(Communicator& comm);
 /// a memset queued before it and its result read by a copy queued after it, with no host wait.
 void check_nccl_stream_order(Communicator& comm);
 
+/// Halo exchanges on CUDA memory over NCCL: contents, adjoint and graph, both strategies.
+void check_nccl_halo(Communicator& comm);
+
 /// Host-memory traffic (barrier, split exchanges) and device collectives on a split communicator.
 void check_nccl_split(Communicator& comm);
 

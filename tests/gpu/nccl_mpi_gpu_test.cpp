@@ -28,6 +28,11 @@ TEST(NcclMpi, StreamOrder) {
   run_nccl_world(check_nccl_stream_order);
 }
 
+TEST(NcclMpi, Halo) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  run_nccl_world(check_nccl_halo);
+}
+
 TEST(NcclMpi, Split) {
   MESHCOMM_SKIP_WITHOUT_GPU();
   run_nccl_world(check_nccl_split);

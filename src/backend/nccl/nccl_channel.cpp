@@ -157,6 +157,15 @@ cudaEvent_t NcclChannel::take_event() {
   return event;
 }
 
+cudaEvent_t NcclChannel::record_event(cudaStream_t stream) {
+  std::lock_guard lock(mutex_);
+  const cudaEvent_t event = take_event();
+  const cudaError_t status = cudaEventRecord(event, stream);
+  if (status != cudaSuccess) spare_events_.push_back(event);
+  device::check_cuda(status, "cudaEventRecord");
+  return event;
+}
+
 void NcclChannel::recycle(cudaEvent_t event) noexcept {
   std::lock_guard lock(mutex_);
   spare_events_.push_back(event);
@@ -196,7 +205,10 @@ void NcclChannel::flush_locked() {
   queued_.clear();
   for (auto& item : queued) {
     const cudaEvent_t event = take_event();
-    device::check_cuda(cudaEventRecord(event, item.stream), "cudaEventRecord");
+    if (const auto status = cudaEventRecord(event, item.stream); status != cudaSuccess) {
+      spare_events_.push_back(event);
+      device::check_cuda(status, "cudaEventRecord");
+    }
     item.work->enqueued(event);
   }
 }
@@ -208,11 +220,7 @@ std::shared_ptr<NcclWork> NcclChannel::enqueue(cudaStream_t stream, ErrorContext
   flush_locked();
   check(calls(comm_), context.operation.c_str(), context);
   settle(context.operation.c_str(), context);
-  const cudaEvent_t event = take_event();
-  device::check_cuda(cudaEventRecord(event, stream), "cudaEventRecord");
-  auto work = std::make_shared<NcclWork>(shared_from_this(), context, context.operation);
-  work->enqueued(event);
-  return work;
+  return std::make_shared<NcclWork>(shared_from_this(), std::move(context), stream);
 }
 
 }  // namespace meshcomm::detail

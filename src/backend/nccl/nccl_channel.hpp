@@ -55,6 +55,8 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   [[nodiscard]] cudaStream_t internal_stream() const noexcept { return internal_stream_; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
 
+  /// An event recorded now on `stream`.
+  cudaEvent_t record_event(cudaStream_t stream);
   /// Returns an event for reuse.
   void recycle(cudaEvent_t event) noexcept;
 

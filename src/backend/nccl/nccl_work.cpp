@@ -10,13 +10,39 @@ namespace meshcomm::detail {
 NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, std::string what)
     : channel_(std::move(channel)), context_(std::move(context)), what_(std::move(what)) {}
 
+NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, cudaStream_t stream)
+    : channel_(std::move(channel)), context_(std::move(context)), on_stream_(true), stream_(stream) {
+  what_ = context_.operation;
+}
+
 NcclWork::~NcclWork() {
   if (event_ != nullptr) channel_->recycle(event_);
 }
 
 void NcclWork::enqueued(cudaEvent_t event) noexcept {
   std::lock_guard lock(mutex_);
+  on_stream_ = true;
   event_ = event;
+}
+
+cudaEvent_t NcclWork::event_behind() {
+  {
+    std::lock_guard lock(mutex_);
+    if (done_ && error_) std::rethrow_exception(error_);
+    if (!on_stream_ || event_ != nullptr) return event_;
+  }
+  // Recorded without holding this work's lock: the channel takes its own.
+  cudaEvent_t event = channel_->record_event(stream_);
+  {
+    std::lock_guard lock(mutex_);
+    if (event_ == nullptr) {
+      event_ = event;
+      event = nullptr;
+    }
+  }
+  if (event != nullptr) channel_->recycle(event);  // another thread recorded one first
+  std::lock_guard lock(mutex_);
+  return event_;
 }
 
 void NcclWork::failed(std::exception_ptr error) noexcept {
@@ -33,16 +59,11 @@ bool NcclWork::test() {
       if (error_) std::rethrow_exception(error_);
       return true;
     }
-    waiting_for_flush = event_ == nullptr;
+    waiting_for_flush = !on_stream_;
   }
   // Queued sends and receives go to NCCL (as one group) when one of them is first looked at.
   if (waiting_for_flush) channel_->flush();
-  cudaEvent_t event = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    if (done_ && error_) std::rethrow_exception(error_);
-    event = event_;
-  }
+  const cudaEvent_t event = event_behind();
   const cudaError_t status = cudaEventQuery(event);
   if (status == cudaErrorNotReady) {
     channel_->check_async(context_);

@@ -11,12 +11,18 @@ namespace meshcomm::detail {
 
 class NcclChannel;
 
-/// An operation queued on an NCCL communicator: complete when its stream has run it (an event
-/// recorded behind it). Waiting past the deadline aborts the communicator and names the
-/// operation; `keep_alive` holds memory the operation reads until it is destroyed.
+/// An operation queued on an NCCL communicator: complete when its stream has run it, as an event
+/// recorded behind it shows. Sends and receives get their event when their group is enqueued. A
+/// collective gets it when first tested or waited on (an event per call would cost a tenth of a
+/// small collective): it then completes once its stream has run what was queued on the stream up
+/// to that moment, which is exact when it is waited on before more work goes on the stream.
+/// Waiting past the deadline aborts the communicator and names the operation.
 class NcclWork final : public WorkState {
  public:
+  /// A queued send or receive, waiting for its group to be enqueued.
   NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, std::string what);
+  /// A collective already on `stream`.
+  NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, cudaStream_t stream);
   ~NcclWork() override;
 
   bool test() override;
@@ -24,6 +30,8 @@ class NcclWork final : public WorkState {
 
   /// Called by the channel once the operation is on its stream, with the event behind it.
   void enqueued(cudaEvent_t event) noexcept;
+  /// The event behind the operation, recorded now if it has none yet; null while still queued.
+  cudaEvent_t event_behind();
   /// Called by the channel if the operation could not be enqueued.
   void failed(std::exception_ptr error) noexcept;
 
@@ -32,6 +40,8 @@ class NcclWork final : public WorkState {
   ErrorContext context_;
   std::string what_;
   std::mutex mutex_;
+  bool on_stream_ = false;
+  cudaStream_t stream_ = nullptr;
   cudaEvent_t event_ = nullptr;
   bool done_ = false;
   std::exception_ptr error_;

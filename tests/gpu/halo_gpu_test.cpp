@@ -1,0 +1,44 @@
+// Halo exchanges on CUDA memory: inproc ranks as threads sharing the one GPU (world sizes 1-4),
+// rows packed and unpacked by kernels, both strategies the inproc backend offers.
+
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "cases/halo_cases.hpp"
+#include "harness/gpu_skip.hpp"
+#include "harness/thread_ranks.hpp"
+
+namespace meshcomm::testing {
+namespace {
+
+class InprocCudaHalo : public ::testing::TestWithParam<std::tuple<HaloStrategy, int>> {};
+
+TEST_P(InprocCudaHalo, Contents) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  const auto [strategy, size] = GetParam();
+  run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_contents(comm, strategy, MemoryKind::cuda); });
+}
+
+TEST_P(InprocCudaHalo, Adjoint) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  const auto [strategy, size] = GetParam();
+  run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_adjoint(comm, strategy, MemoryKind::cuda); });
+}
+
+TEST_P(InprocCudaHalo, Graph) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  const auto [strategy, size] = GetParam();
+  run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_graph(comm, strategy, MemoryKind::cuda); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, InprocCudaHalo,
+                         ::testing::Combine(::testing::Values(HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv),
+                                            ::testing::Values(1, 2, 3, 4)),
+                         [](const auto& param_info) {
+                           return std::string(to_string(std::get<0>(param_info.param))) + "_world" +
+                                  std::to_string(std::get<1>(param_info.param));
+                         });
+
+}  // namespace
+}  // namespace meshcomm::testing
