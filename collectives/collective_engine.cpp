@@ -87,6 +87,7 @@ Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();
+  if (state->fails_communicator()) return comm.make_work(std::move(state));
   return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
 }
 

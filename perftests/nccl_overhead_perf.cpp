@@ -58,13 +58,18 @@ double microseconds_per_call(cudaStream_t stream, int iterations, const std::fun
   return milliseconds * 1e3 / iterations;
 }
 
-/// A raw NCCL communicator over MPI_COMM_WORLD, the baseline.
-ncclComm_t raw_communicator(int rank, int size) {
+/// A raw NCCL communicator over MPI_COMM_WORLD, the baseline: blocking (NCCL's default), or
+/// nonblocking as meshcomm makes its own.
+ncclComm_t raw_communicator(int rank, int size, bool blocking) {
   ncclUniqueId id{};
   if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
   ncclComm_t comm = nullptr;
-  check_nccl(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = blocking ? 1 : 0;
+  ncclResult_t state = ncclCommInitRankConfig(&comm, size, id, rank, &config);
+  while (state == ncclInProgress) check_nccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
+  check_nccl(state, "ncclCommInitRankConfig");
   return comm;
 }
 
@@ -99,7 +104,8 @@ int main(int argc, char** argv) {
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     check_cuda(cudaSetDevice(rank % devices), "cudaSetDevice");
     auto comm = meshcomm::Communicator::create(bootstrap, {.backend = meshcomm::BackendKind::nccl});
-    ncclComm_t raw = raw_communicator(rank, size);
+    ncclComm_t raw = raw_communicator(rank, size, true);
+    ncclComm_t raw_nonblocking = raw_communicator(rank, size, false);
     cudaStream_t stream = nullptr;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     const std::size_t largest = meshcomm::perf::parse_size(max_bytes);
@@ -114,13 +120,17 @@ int main(int argc, char** argv) {
       fmt::print("# nccl_overhead_perf: NCCL {}, {} ranks, all_gather of u8, {} calls per round, median of {} "
                  "rounds, CUDA events on one stream\n",
                  version, size, iterations, repeats);
-      fmt::print("# {:>10} {:>12} {:>14} {:>10}\n", "bytes/rank", "raw (us)", "meshcomm (us)", "ratio");
+      fmt::print("# {:>10} {:>12} {:>16} {:>14} {:>10}\n", "bytes/rank", "raw (us)", "raw nonblocking", "meshcomm (us)",
+                 "ratio");
     }
     nlohmann::json records = nlohmann::json::array();
     for (std::size_t bytes = meshcomm::perf::parse_size(min_bytes); bytes <= largest;
          bytes = std::max(bytes + 1, static_cast<std::size_t>(static_cast<double>(bytes) * factor))) {
-      auto raw_calls = [&](int n) {
-        for (int i = 0; i < n; ++i) check_nccl(ncclAllGather(input, output, bytes, ncclUint8, raw, stream), "ncclAllGather");
+      auto raw_calls = [&](ncclComm_t on, int n) {
+        for (int i = 0; i < n; ++i) {
+          const ncclResult_t result = ncclAllGather(input, output, bytes, ncclUint8, on, stream);
+          if (result != ncclInProgress) check_nccl(result, "ncclAllGather");
+        }
       };
       std::vector<meshcomm::Work> works;
       auto meshcomm_calls = [&](int n) {
@@ -130,31 +140,42 @@ int main(int argc, char** argv) {
                                           {.stream = meshcomm::stream_ref(stream)}));
         }
       };
-      raw_calls(warmup);
+      raw_calls(raw, warmup);
+      raw_calls(raw_nonblocking, warmup);
       meshcomm_calls(warmup);
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       works.clear();
       std::vector<double> raw_times;
+      std::vector<double> nonblocking_times;
       std::vector<double> meshcomm_times;
       for (int round = 0; round < repeats; ++round) {
         MPI_Barrier(MPI_COMM_WORLD);
-        raw_times.push_back(microseconds_per_call(stream, iterations, [&] { raw_calls(iterations); }));
+        raw_times.push_back(microseconds_per_call(stream, iterations, [&] { raw_calls(raw, iterations); }));
+        MPI_Barrier(MPI_COMM_WORLD);
+        nonblocking_times.push_back(
+            microseconds_per_call(stream, iterations, [&] { raw_calls(raw_nonblocking, iterations); }));
         MPI_Barrier(MPI_COMM_WORLD);
         meshcomm_times.push_back(microseconds_per_call(stream, iterations, [&] { meshcomm_calls(iterations); }));
         for (auto& work : works) work.wait();
         works.clear();
       }
       const double raw_us = median(raw_times);
+      const double nonblocking_us = median(nonblocking_times);
       const double meshcomm_us = median(meshcomm_times);
-      if (rank == 0) fmt::print("  {:>10} {:>12.2f} {:>14.2f} {:>10.3f}\n", bytes, raw_us, meshcomm_us, meshcomm_us / raw_us);
+      if (rank == 0) {
+        fmt::print("  {:>10} {:>12.2f} {:>16.2f} {:>14.2f} {:>10.3f}\n", bytes, raw_us, nonblocking_us, meshcomm_us,
+                   meshcomm_us / raw_us);
+      }
       records.push_back({{"op", "all_gather"}, {"backend", "nccl"}, {"ranks", size}, {"bytes", bytes},
-                         {"raw_us", raw_us}, {"meshcomm_us", meshcomm_us}, {"ratio", meshcomm_us / raw_us}});
+                         {"raw_us", raw_us}, {"raw_nonblocking_us", nonblocking_us}, {"meshcomm_us", meshcomm_us},
+                         {"ratio", meshcomm_us / raw_us}});
     }
     if (rank == 0 && !json_path.empty()) std::ofstream(json_path) << records.dump(2) << "\n";
     (void)cudaFree(input);
     (void)cudaFree(output);
     (void)cudaStreamDestroy(stream);
     (void)ncclCommDestroy(raw);
+    (void)ncclCommDestroy(raw_nonblocking);
   } catch (const std::exception& error) {
     fmt::print(stderr, "nccl_overhead_perf: rank {}: {}\n", rank, error.what());
     return 1;

@@ -19,6 +19,9 @@ class WorkState {
   virtual bool test() = 0;
   /// Blocks until complete; throws the operation's Error, or a timeout Error at `deadline`.
   virtual void wait_until(Clock::time_point deadline) = 0;
+  /// True if it marks its communicator fatal itself when it fails (collectives then need no
+  /// wrapper that does).
+  [[nodiscard]] virtual bool fails_communicator() const noexcept { return false; }
 };
 
 /// Completes when every one of its parts has; fails with the first part that fails.

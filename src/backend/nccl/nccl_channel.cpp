@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "device/cuda_check.hpp"
+#include "environment.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "nccl_work.hpp"
 
@@ -12,9 +13,11 @@ namespace meshcomm::detail {
 
 namespace {
 
-ncclConfig_t nonblocking_config() {
+/// Nonblocking unless MESHCOMM_NCCL_BLOCKING=1: every call returns at once and settle() waits
+/// for it against the timeout.
+ncclConfig_t channel_config() {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // every call returns at once; settle() waits for it against the timeout
+  config.blocking = environment_variable("MESHCOMM_NCCL_BLOCKING").value_or("0") == "1" ? 1 : 0;
   return config;
 }
 
@@ -45,7 +48,7 @@ std::shared_ptr<NcclChannel> NcclChannel::create(Bootstrap& bootstrap, std::chro
   const auto all = bootstrap.all_gather(std::as_bytes(std::span(&id, 1)));
   std::memcpy(&id, all.data(), sizeof(id));
   ncclComm_t comm = nullptr;
-  ncclConfig_t config = nonblocking_config();
+  ncclConfig_t config = channel_config();
   const ncclResult_t result = ncclCommInitRankConfig(&comm, bootstrap.size(), id, bootstrap.rank(), &config);
   if (result != ncclSuccess && result != ncclInProgress) {
     if (comm != nullptr) (void)ncclCommAbort(comm);
@@ -62,7 +65,7 @@ std::shared_ptr<NcclChannel> NcclChannel::split(int color, int key, std::shared_
   std::lock_guard lock(mutex_);
   flush_locked();
   ncclComm_t child = nullptr;
-  ncclConfig_t config = nonblocking_config();
+  ncclConfig_t config = channel_config();
   check(ncclCommSplit(comm_, color, key, &child, &config), "ncclCommSplit", context);
   settle("ncclCommSplit (every rank must split)", context);
   std::shared_ptr<NcclChannel> channel(new NcclChannel(child, timeout_, std::move(fatal)));
@@ -200,7 +203,7 @@ void NcclChannel::flush_locked() {
   const ncclResult_t ended = ncclGroupEnd();
   check(first_error, "ncclSend/ncclRecv", context);
   check(ended, "ncclGroupEnd", context);
-  settle("group of sends and receives", context);
+  if (ended == ncclInProgress) settle("group of sends and receives", context);
   auto queued = std::move(queued_);
   queued_.clear();
   for (auto& item : queued) {
@@ -213,14 +216,16 @@ void NcclChannel::flush_locked() {
   }
 }
 
-std::shared_ptr<NcclWork> NcclChannel::enqueue(cudaStream_t stream, ErrorContext context,
-                                               const std::function<ncclResult_t(ncclComm_t)>& calls) {
-  std::lock_guard lock(mutex_);
+void NcclChannel::before_enqueue_locked(const ErrorContext& context) {
   if (aborted_) fatal_->throw_if_set(context.operation);
   flush_locked();
-  check(calls(comm_), context.operation.c_str(), context);
-  settle(context.operation.c_str(), context);
-  return std::make_shared<NcclWork>(shared_from_this(), std::move(context), stream);
+}
+
+void NcclChannel::after_enqueue_locked(ncclResult_t result, const ErrorContext& context) {
+  // ncclSuccess means the call is on the stream; ncclInProgress (nonblocking) that it gets
+  // there in the background, which settle() waits for.
+  check(result, context.operation.c_str(), context);
+  if (result == ncclInProgress) settle(context.operation.c_str(), context);
 }
 
 }  // namespace meshcomm::detail

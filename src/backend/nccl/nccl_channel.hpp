@@ -4,12 +4,12 @@
 #include <nccl.h>
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "../backend.hpp"
+#include "nccl_work.hpp"
 
 namespace meshcomm::detail {
 
@@ -39,10 +39,16 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// Enqueues what is queued as one NCCL group.
   void flush();
 
-  /// Flushes, then runs `calls` (NCCL calls on the communicator, grouped by the caller if need
-  /// be) and returns a work that completes when `stream` has run them.
-  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, ErrorContext context,
-                                    const std::function<ncclResult_t(ncclComm_t)>& calls);
+  /// Flushes, then runs `calls(comm)` (NCCL calls on the communicator, grouped by the caller if
+  /// need be, returning NCCL's result) and returns a work that completes when `stream` has run
+  /// them. A template, so that the per-call path allocates only the work.
+  template <class Calls>
+  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, ErrorContext context, Calls&& calls) {
+    std::lock_guard lock(mutex_);
+    before_enqueue_locked(context);
+    after_enqueue_locked(calls(comm_), context);
+    return std::make_shared<NcclWork>(shared_from_this(), std::move(context), stream);
+  }
 
   /// Throws (after aborting) if NCCL reported an asynchronous error for this communicator.
   void check_async(const ErrorContext& context);
@@ -76,6 +82,10 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// Throws Error(backend_failure) naming `what` unless `result` is success or in progress.
   void check(ncclResult_t result, const char* what, const ErrorContext& context);
   void flush_locked();
+  /// Fails fast on an aborted channel, and puts queued sends and receives on their streams.
+  void before_enqueue_locked(const ErrorContext& context);
+  /// Checks an enqueue's result and waits for it where NCCL left it in progress.
+  void after_enqueue_locked(ncclResult_t result, const ErrorContext& context);
   [[noreturn]] void abort_locked(const Error& cause);
   cudaEvent_t take_event();
 

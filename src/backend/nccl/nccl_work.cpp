@@ -69,7 +69,14 @@ bool NcclWork::test() {
     channel_->check_async(context_);
     return false;
   }
-  device::check_cuda(status, "cudaEventQuery");
+  if (status != cudaSuccess) {
+    // A failed kernel leaves CUDA unusable: nothing more can run on this communicator.
+    try {
+      device::check_cuda(status, "cudaEventQuery");
+    } catch (const Error& error) {
+      channel_->abort_with(error);
+    }
+  }
   // An aborted communicator's kernels also end: make sure this one really finished.
   channel_->check_async(context_);
   std::lock_guard lock(mutex_);

@@ -27,6 +27,8 @@ class NcclWork final : public WorkState {
 
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
+  /// Every failure aborts the channel, which marks the communicator fatal.
+  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
 
   /// Called by the channel once the operation is on its stream, with the event behind it.
   void enqueued(cudaEvent_t event) noexcept;
