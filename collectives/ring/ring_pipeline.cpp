@@ -3,33 +3,62 @@
 #include <fmt/format.h>
 
 #include "communicator_impl.hpp"
-#include "internal_p2p.hpp"
 #include "meshcomm/communicator.hpp"
 #include "patterns/ring.hpp"
-#include "progress_thread.hpp"
+#include "ring_transport.hpp"
 
 namespace meshcomm {
 
+std::string_view to_string(RingTransfer transfer) noexcept {
+  switch (transfer) {
+    case RingTransfer::automatic: return "automatic";
+    case RingTransfer::messages: return "messages";
+    case RingTransfer::sm_copy: return "sm_copy";
+    case RingTransfer::copy_engine: return "copy_engine";
+  }
+  return "unknown";
+}
+
 namespace detail {
 
-/// The two buffers, the peers, and the transfer in flight.
+namespace {
+
+/// The transfer `spec` asks for, made concrete; errors name what would be valid.
+RingTransfer resolve_transfer(const CommunicatorImpl& comm, const RingPipelineSpec& spec) {
+  const bool device_ring_possible = spec.memory == MemoryKind::cuda && comm.backend().kind() == BackendKind::inproc;
+  if (spec.transfer == RingTransfer::automatic) {
+    return device_ring_possible ? RingTransfer::copy_engine : RingTransfer::messages;
+  }
+  if (spec.transfer != RingTransfer::messages && !device_ring_possible) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("transfer = {} needs cuda memory on the inproc backend (ranks sharing a GPU), not {} "
+                            "memory on {}; use messages",
+                            to_string(spec.transfer), to_string(spec.memory), to_string(comm.backend().kind())),
+                {.operation = "RingPipeline::create"});
+  }
+  return spec.transfer;
+}
+
+}  // namespace
+
+/// The peers, the step in flight, and the transport that moves the blocks.
 class RingPipelineImpl {
  public:
-  RingPipelineImpl(Communicator& comm, const RingPipelineSpec& spec)
-      : comm_(comm.impl()), bytes_(spec.block_bytes) {
+  RingPipelineImpl(Communicator& comm, const RingPipelineSpec& spec) : comm_(comm.impl()) {
     const int rank = comm.rank();
     const int size = comm.size();
     const bool forward = spec.direction == RingDirection::forward;
-    send_peer_ = forward ? ring_right(rank, size) : ring_left(rank, size);
-    recv_peer_ = forward ? ring_left(rank, size) : ring_right(rank, size);
-    buffers_[0] = std::make_unique<std::byte[]>(std::max<std::size_t>(bytes_, 1));
-    buffers_[1] = std::make_unique<std::byte[]>(std::max<std::size_t>(bytes_, 1));
-    if (spec.progress_thread && comm_.backend().thread_safe()) progress_ = std::make_unique<ProgressThread>();
+    peers_ = {.send = forward ? ring_right(rank, size) : ring_left(rank, size),
+              .receive = forward ? ring_left(rank, size) : ring_right(rank, size)};
+    comm_.check_buffer(nullptr, 0, spec.memory, comm_.begin("RingPipeline::create"), "spec.memory");
+    const RingTransfer transfer = resolve_transfer(comm_, spec);
+    transport_ = transfer == RingTransfer::messages ? make_message_ring(comm_, spec, peers_)
+                                                    : make_device_ring(comm_, spec, peers_, transfer);
   }
 
-  std::span<std::byte> current() noexcept { return {buffers_[current_].get(), bytes_}; }
+  std::span<std::byte> current() noexcept { return transport_->current(); }
 
-  Work start() {
+  Work start(StreamRef stream) {
     const auto label = comm_.begin("ring step");
     if (in_flight_) {
       throw Error(ErrorCode::invalid_argument,
@@ -37,35 +66,26 @@ class RingPipelineImpl {
                   "Work completes first",
                   comm_.context(label));
     }
+    auto work = transport_->start(label, stream);
     in_flight_ = true;
-    const int tag = comm_.reserve_internal_tags(1);
-    std::vector<Work> parts;
-    parts.push_back(recv_bytes(comm_, buffers_[1 - current_].get(), bytes_, recv_peer_, tag, label, MemoryKind::host));
-    parts.push_back(send_bytes(comm_, buffers_[current_].get(), bytes_, send_peer_, tag, label, MemoryKind::host));
-    std::shared_ptr<WorkState> transfer = std::make_shared<GroupWorkState>(std::move(parts));
-    if (progress_ != nullptr) transfer = progress_->drive(std::move(transfer), comm_.timeout());
-    return comm_.make_work(std::move(transfer));
+    return work;
   }
 
-  void advance() {
+  void advance(StreamRef stream) {
     if (!in_flight_) {
       throw Error(ErrorCode::invalid_argument, "RingPipeline::advance called with no transfer started",
                   {.operation = "ring step"});
     }
+    transport_->advance(stream);
     in_flight_ = false;
-    current_ = 1 - current_;
   }
 
-  int send_peer_ = 0;
-  int recv_peer_ = 0;
+  RingPeers peers_{};
 
  private:
   CommunicatorImpl& comm_;
-  std::size_t bytes_;
-  std::unique_ptr<std::byte[]> buffers_[2];
-  int current_ = 0;
   bool in_flight_ = false;
-  std::unique_ptr<ProgressThread> progress_;  // last: joined before the buffers go
+  std::unique_ptr<RingTransport> transport_;
 };
 
 }  // namespace detail
@@ -79,9 +99,9 @@ RingPipeline::RingPipeline(RingPipeline&&) noexcept = default;
 RingPipeline& RingPipeline::operator=(RingPipeline&&) noexcept = default;
 RingPipeline::~RingPipeline() = default;
 std::span<std::byte> RingPipeline::current() noexcept { return impl_->current(); }
-Work RingPipeline::start() { return impl_->start(); }
-void RingPipeline::advance() { impl_->advance(); }
-int RingPipeline::send_peer() const noexcept { return impl_->send_peer_; }
-int RingPipeline::recv_peer() const noexcept { return impl_->recv_peer_; }
+Work RingPipeline::start(StreamRef stream) { return impl_->start(stream); }
+void RingPipeline::advance(StreamRef stream) { impl_->advance(stream); }
+int RingPipeline::send_peer() const noexcept { return impl_->peers_.send; }
+int RingPipeline::recv_peer() const noexcept { return impl_->peers_.receive; }
 
 }  // namespace meshcomm

@@ -4,8 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "meshcomm/export.hpp"
+#include "meshcomm/stream.hpp"
+#include "meshcomm/types.hpp"
 #include "meshcomm/work.hpp"
 
 namespace meshcomm {
@@ -22,13 +25,31 @@ enum class RingDirection : std::uint8_t {
   backward,  ///< to rank - 1, from rank + 1
 };
 
+/// How blocks move from rank to rank.
+enum class RingTransfer : std::uint8_t {
+  automatic,    ///< host memory: messages; CUDA memory on inproc ranks sharing a GPU: copy_engine
+  messages,     ///< the backend's send and receive
+  sm_copy,      ///< CUDA, inproc: a copy kernel of a few CTAs on a high-priority stream pulls the
+                ///< block straight from the neighbour's buffer (uses SMs beside the compute)
+  copy_engine,  ///< CUDA, inproc: the copy engines pull it through pinned host memory (as peer
+                ///< copies over NVLink do on multi-GPU machines; leaves the SMs to the compute)
+};
+
+/// "automatic", "messages", "sm_copy", "copy_engine".
+MESHCOMM_API std::string_view to_string(RingTransfer transfer) noexcept;
+
 /// A ring pipeline's shape.
 struct RingPipelineSpec {
   std::size_t block_bytes = 0;  ///< bytes of one block (e.g. K and V packed together)
   RingDirection direction = RingDirection::forward;
   /// Drive transfers from a background thread, so they progress while the caller computes
-  /// (on by default; off, they progress when waited on).
+  /// (on by default; off, they progress when waited on). Host memory with messages only.
   bool progress_thread = true;
+  /// Where the two buffers live. On CUDA memory `start` and `advance` take the compute stream:
+  /// a transfer starts after the stream's work so far, and the stream's later work waits for
+  /// the received block, with no host synchronisation.
+  MemoryKind memory = MemoryKind::host;
+  RingTransfer transfer = RingTransfer::automatic;
 };
 
 /// A ring of persistent double buffers for RingAttention: each step sends the block in
@@ -55,12 +76,15 @@ class MESHCOMM_API RingPipeline {
   ~RingPipeline();
 
   /// The block to compute on (and, after `start`, the one being sent: do not write it then).
+  /// Device memory when the spec says cuda.
   [[nodiscard]] std::span<std::byte> current() noexcept;
   /// Starts sending `current()` on and receiving the next block. Every rank must call it the same
-  /// number of times. Throws Error(invalid_argument) while a transfer is still in flight.
-  Work start();
-  /// Once the transfer from `start` is complete: the received block becomes `current()`.
-  void advance();
+  /// number of times. Throws Error(invalid_argument) while a transfer is still in flight. On CUDA
+  /// memory the transfer follows `stream`'s work so far.
+  Work start(StreamRef stream = {});
+  /// The received block becomes `current()`: on host memory once the transfer from `start` is
+  /// complete; on CUDA memory at once, with `stream`'s later work ordered after the transfer.
+  void advance(StreamRef stream = {});
 
   /// The rank this one sends to and the one it receives from.
   [[nodiscard]] int send_peer() const noexcept;

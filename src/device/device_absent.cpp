@@ -30,6 +30,7 @@ void add_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std:
               StreamRef) {
   refuse("add_rows");
 }
+void copy_on_stream(void*, const void*, std::size_t, int, StreamRef) { refuse("copy_on_stream"); }
 void synchronize(StreamRef) { refuse("synchronize"); }
 void* allocate(std::size_t) { refuse("allocate"); }
 void release(void*) noexcept {}

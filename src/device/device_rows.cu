@@ -34,6 +34,16 @@ __global__ void copy_rows_kernel(std::byte* to, std::size_t to_stride, const std
   }
 }
 
+template <class Vector>
+__global__ void copy_kernel(std::byte* to, const std::byte* from, std::size_t vectors) {
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  auto* target = reinterpret_cast<Vector*>(to);
+  const auto* source = reinterpret_cast<const Vector*>(from);
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors; i += step) {
+    target[i] = source[i];
+  }
+}
+
 template <class Storage, class Codec>
 __global__ void add_rows_kernel(std::byte* to, std::size_t to_stride, const std::byte* from, std::size_t from_stride,
                                 const RowPair* pairs, std::size_t count, std::size_t row_elements) {
@@ -84,6 +94,24 @@ void copy_rows(void* destination, std::size_t destination_stride, const void* so
     default: copy_rows_kernel<std::uint8_t><<<blocks, kThreads, 0, queue>>>(to, destination_stride, from, source_stride, pairs, count, per_row); break;
   }
   finish(queue, "row copy kernel");
+}
+
+void copy_on_stream(void* to, const void* from, std::size_t bytes, int blocks, StreamRef stream) {
+  if (bytes == 0) return;
+  const std::size_t width = vector_bytes(to, 0, from, 0, bytes);
+  const std::size_t vectors = bytes / width;
+  const cudaStream_t queue = stream_or_per_thread(stream);
+  auto* target = static_cast<std::byte*>(to);
+  const auto* source = static_cast<const std::byte*>(from);
+  const auto grid = static_cast<unsigned>(blocks);
+  switch (width) {
+    case 16: copy_kernel<uint4><<<grid, kThreads, 0, queue>>>(target, source, vectors); break;
+    case 8: copy_kernel<uint2><<<grid, kThreads, 0, queue>>>(target, source, vectors); break;
+    case 4: copy_kernel<std::uint32_t><<<grid, kThreads, 0, queue>>>(target, source, vectors); break;
+    case 2: copy_kernel<std::uint16_t><<<grid, kThreads, 0, queue>>>(target, source, vectors); break;
+    default: copy_kernel<std::uint8_t><<<grid, kThreads, 0, queue>>>(target, source, vectors); break;
+  }
+  check_cuda(cudaGetLastError(), "copy kernel");
 }
 
 void add_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,

@@ -56,6 +56,10 @@ void add_rows(void* destination, std::size_t destination_stride, const void* sou
               const RowPair* pairs, std::size_t count, std::size_t row_elements, DataType type,
               StreamRef stream = {});
 
+/// Queues a copy of `bytes` device bytes on `stream` as a kernel of `blocks` CTAs (it returns at
+/// once): a transfer that takes only a few SMs from the work beside it.
+void copy_on_stream(void* to, const void* from, std::size_t bytes, int blocks, StreamRef stream);
+
 /// Blocks until the work queued on `stream` so far is complete (none: the legacy default stream).
 void synchronize(StreamRef stream);
 
