@@ -9,8 +9,10 @@
 //
 // Step k on rank r: record ready(r, k); send it to the send peer; take ready(recv, k) from the
 // receive peer and pulled(send, k-1) from the send peer; queue the copy behind all three on the
-// communication stream; record pulled(r, k) and send it to the receive peer. `advance` makes the
-// compute stream wait for pulled(r, k): no host synchronisation with the GPU anywhere.
+// communication stream; record pulled(r, k) and send it to the receive peer. Every receive is
+// posted before any wait that depends on a neighbour, so no cycle of waits can form around the
+// ring. `advance` makes the compute stream wait for pulled(r, k): no host synchronisation with
+// the GPU anywhere.
 
 #include <cuda_runtime_api.h>
 
@@ -93,6 +95,7 @@ class DeviceRing final : public RingTransport {
     const OperationLabel label{.name = "RingPipeline destroy"};
     try {
       if (pending_pulled_.has_value()) pending_pulled_->wait(comm_.timeout());
+      if (pending_pulled_send_.has_value()) pending_pulled_send_->wait(comm_.timeout());
       const std::byte done{1};
       std::byte peer_done{0};
       auto told = send_bytes(comm_, &done, 1, peers_.receive, finished_tag_, label, MemoryKind::host);
@@ -114,7 +117,9 @@ class DeviceRing final : public RingTransport {
     device::check_cuda(cudaEventRecord(step.ready, compute), "cudaEventRecord");
     const int tag = comm_.reserve_internal_tags(2);
     cudaEvent_t receive_peer_ready = nullptr;
-    auto send_ready = send_bytes(comm_, &step.ready, sizeof(cudaEvent_t), peers_.send, tag, label, MemoryKind::host);
+    outgoing_ready_ = step.ready;
+    auto send_ready = send_bytes(comm_, &outgoing_ready_, sizeof(cudaEvent_t), peers_.send, tag, label,
+                                 MemoryKind::host);
     recv_bytes(comm_, &receive_peer_ready, sizeof(cudaEvent_t), peers_.receive, tag, label, MemoryKind::host)
         .wait();
     send_ready.wait();
@@ -132,9 +137,13 @@ class DeviceRing final : public RingTransport {
     }
     pull(target, source);
     device::check_cuda(cudaEventRecord(step.pulled, stream_), "cudaEventRecord");
-    send_bytes(comm_, &step.pulled, sizeof(cudaEvent_t), peers_.receive, tag + 1, label, MemoryKind::host).wait();
     pending_pulled_ = recv_bytes(comm_, &send_peer_pulled_, sizeof(cudaEvent_t), peers_.send, tag + 1, label,
                                  MemoryKind::host);
+    // The previous pulled() must have reached the receive peer before its slot is reused.
+    if (pending_pulled_send_.has_value()) pending_pulled_send_->wait();
+    outgoing_pulled_ = step.pulled;
+    pending_pulled_send_ = send_bytes(comm_, &outgoing_pulled_, sizeof(cudaEvent_t), peers_.receive, tag + 1, label,
+                                      MemoryKind::host);
     steps_.push_back(step);
     // Neighbours queue on an event during the step after it at the latest.
     while (steps_.size() > 3) {
@@ -182,8 +191,11 @@ class DeviceRing final : public RingTransport {
   cudaStream_t stream_ = nullptr;
   int current_ = 0;
   std::deque<StepEvents> steps_;
-  std::optional<Work> pending_pulled_;
+  std::optional<Work> pending_pulled_;       // pulled(send peer, k), received into send_peer_pulled_
+  std::optional<Work> pending_pulled_send_;  // pulled(this rank, k), sent from outgoing_pulled_
   cudaEvent_t send_peer_pulled_ = nullptr;
+  cudaEvent_t outgoing_ready_ = nullptr;   // message payloads: they must outlive their sends
+  cudaEvent_t outgoing_pulled_ = nullptr;
   int finished_tag_ = 0;
 };
 
