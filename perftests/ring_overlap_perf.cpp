@@ -3,6 +3,11 @@
 // compute stream while the ring moves the next block, by each transfer path in turn.
 //
 //   build/perftests/ring_overlap_perf [--ranks 2] [--block-mib 32] [--gemm 8192] [--repeat 5]
+//                                     [--reserve-sms 16]
+//
+// cuBLAS's persistent GEMMs hold every SM until they end, so a copy kernel beside one waits;
+// --reserve-sms leaves that many SMs to it (as comm-overlap GEMMs in TransformerEngine do), for
+// every measurement alike.
 //
 // As ring_perf defines them, per step (one ring round's total / P, the median over repeats, the
 // slowest rank): t_compute, P GEMMs alone; t_transfer, the P-1 transfers alone; t_step, both
@@ -42,6 +47,7 @@ struct Options {
   std::size_t block_mib = 32;
   int gemm = 8192;
   int repeat = 5;
+  int reserve_sms = 0;
   std::vector<std::string> transfers{"sm_copy", "copy_engine", "messages"};
   std::string json_path;
 };
@@ -69,6 +75,13 @@ class RankBench {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cublasCreate(&blas_), "cublasCreate");
     check(cublasSetStream(blas_, stream_), "cublasSetStream");
+    if (options.reserve_sms > 0) {
+      int device = 0;
+      int sms = 0;
+      check(cudaGetDevice(&device), "cudaGetDevice");
+      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+      check(cublasSetSmCountTarget(blas_, std::max(1, sms - options.reserve_sms)), "cublasSetSmCountTarget");
+    }
     const std::size_t elements = static_cast<std::size_t>(options.gemm) * options.gemm;
     for (auto*& matrix : matrices_) {
       check(cudaMalloc(&matrix, elements * 2), "cudaMalloc");
@@ -157,6 +170,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(64, 32768));
   app.add_option("--repeat", options.repeat, "timed rounds; the median is reported")->capture_default_str()
       ->check(CLI::Range(1, 100));
+  app.add_option("--reserve-sms", options.reserve_sms, "SMs the GEMM leaves free (for sm_copy)")
+      ->capture_default_str()->check(CLI::Range(0, 1024));
   app.add_option("--transfer", options.transfers, "transfer paths: sm_copy copy_engine messages")->delimiter(',');
   app.add_option("--json", options.json_path, "write one record per transfer path to this file");
   CLI11_PARSE(app, argc, argv);
@@ -175,8 +190,9 @@ int main(int argc, char** argv) {
           auto comm = meshcomm::Communicator::create(bootstrap);
           RankBench bench(comm, options);
           if (rank == 0) {
-            fmt::print("# ring_overlap_perf: {} ranks on one GPU, block {} MiB, bf16 GEMM {}^3 per step, median of {}\n",
-                       options.ranks, options.block_mib, options.gemm, options.repeat);
+            fmt::print("# ring_overlap_perf: {} ranks on one GPU, block {} MiB, bf16 GEMM {}^3 per step ({} SMs "
+                       "reserved), median of {}\n",
+                       options.ranks, options.block_mib, options.gemm, options.reserve_sms, options.repeat);
             fmt::print("# {:>12} {:>14} {:>15} {:>11} {:>11} {:>14}\n", "transfer", "t_compute (us)",
                        "t_transfer (us)", "t_step (us)", "efficiency", "transfer GB/s");
           }
@@ -194,6 +210,7 @@ int main(int argc, char** argv) {
             std::lock_guard lock(mutex);
             records.push_back({{"transfer", meshcomm::to_string(transfer)}, {"ranks", options.ranks},
                                {"block_bytes", options.block_mib << 20}, {"gemm", options.gemm},
+                               {"reserved_sms", options.reserve_sms},
                                {"t_compute_us", compute}, {"t_transfer_us", moved}, {"t_step_us", step},
                                {"overlap_efficiency", efficiency}, {"transfer_gbps", gbps}});
           }

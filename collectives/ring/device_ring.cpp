@@ -57,6 +57,10 @@ class EventWork final : public WorkState {
 /// most of the SMs.
 constexpr int kCopyBlocks = 8;
 
+/// Pieces of a copy-engine transfer: device to host and host to device run at once on two
+/// engines, a piece apart.
+constexpr std::size_t kStagingPiece = std::size_t{4} << 20;
+
 /// One step's events, kept until the neighbours can no longer be waiting to queue on them.
 struct StepEvents {
   cudaEvent_t ready = nullptr;
@@ -76,6 +80,9 @@ class DeviceRing final : public RingTransport {
     device::check_cuda(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest),
                        "cudaStreamCreateWithPriority");
     if (transfer_ == RingTransfer::copy_engine) {
+      device::check_cuda(cudaStreamCreateWithPriority(&upload_stream_, cudaStreamNonBlocking, greatest),
+                         "cudaStreamCreateWithPriority");
+      piece_done_ = new_event();
       device::check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&staging_), size, cudaHostAllocDefault),
                          "cudaHostAlloc");
     }
@@ -106,6 +113,11 @@ class DeviceRing final : public RingTransport {
     for (auto& step : steps_) destroy(step);
     for (auto* buffer : buffers_) device::release(buffer);
     if (staging_ != nullptr) (void)cudaFreeHost(staging_);
+    if (upload_stream_ != nullptr) {
+      (void)cudaStreamSynchronize(upload_stream_);
+      (void)cudaStreamDestroy(upload_stream_);
+      (void)cudaEventDestroy(piece_done_);
+    }
     (void)cudaStreamDestroy(stream_);
   }
 
@@ -136,7 +148,8 @@ class DeviceRing final : public RingTransport {
       device::check_cuda(cudaStreamWaitEvent(stream_, send_peer_pulled_, 0), "cudaStreamWaitEvent");
     }
     pull(target, source);
-    device::check_cuda(cudaEventRecord(step.pulled, stream_), "cudaEventRecord");
+    device::check_cuda(cudaEventRecord(step.pulled, transfer_ == RingTransfer::copy_engine ? upload_stream_ : stream_),
+                       "cudaEventRecord");
     pending_pulled_ = recv_bytes(comm_, &send_peer_pulled_, sizeof(cudaEvent_t), peers_.send, tag + 1, label,
                                  MemoryKind::host);
     // The previous pulled() must have reached the receive peer before its slot is reused.
@@ -174,8 +187,18 @@ class DeviceRing final : public RingTransport {
   void pull(std::byte* target, const std::byte* source) {
     if (bytes_ == 0) return;
     if (transfer_ == RingTransfer::copy_engine) {
-      device::check_cuda(cudaMemcpyAsync(staging_, source, bytes_, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
-      device::check_cuda(cudaMemcpyAsync(target, staging_, bytes_, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+      // Down on the communication stream, up on the upload stream, each piece up as soon as it
+      // is down: the two directions' engines work at once.
+      for (std::size_t offset = 0; offset < bytes_; offset += kStagingPiece) {
+        const std::size_t piece = std::min(kStagingPiece, bytes_ - offset);
+        device::check_cuda(cudaMemcpyAsync(staging_ + offset, source + offset, piece, cudaMemcpyDeviceToHost, stream_),
+                           "cudaMemcpyAsync");
+        device::check_cuda(cudaEventRecord(piece_done_, stream_), "cudaEventRecord");
+        device::check_cuda(cudaStreamWaitEvent(upload_stream_, piece_done_, 0), "cudaStreamWaitEvent");
+        device::check_cuda(
+            cudaMemcpyAsync(target + offset, staging_ + offset, piece, cudaMemcpyHostToDevice, upload_stream_),
+            "cudaMemcpyAsync");
+      }
       return;
     }
     device::copy_on_stream(target, source, bytes_, kCopyBlocks, StreamRef(stream_));
@@ -189,6 +212,8 @@ class DeviceRing final : public RingTransport {
   const std::byte* receive_peer_buffers_[2] = {nullptr, nullptr};
   std::byte* staging_ = nullptr;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t upload_stream_ = nullptr;  // copy_engine: host to device
+  cudaEvent_t piece_done_ = nullptr;      // copy_engine: a piece is down in host memory
   int current_ = 0;
   std::deque<StepEvents> steps_;
   std::optional<Work> pending_pulled_;       // pulled(send peer, k), received into send_peer_pulled_
