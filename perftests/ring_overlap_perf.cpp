@@ -116,14 +116,18 @@ class RankBench {
         if (more) ring.advance(meshcomm::stream_ref(stream_));
       }
     };
-    std::array<double, 3> result{};
+    // The three in turn within every round, so that drift (two ranks' GEMMs share the GPU) hits
+    // all of them alike.
     const std::function<void()> variants[3] = {compute_alone, transfer_alone, overlapped};
+    std::vector<double> times[3];
+    for (const auto& variant : variants) time(variant);  // warm-up
+    for (int r = 0; r < options_.repeat; ++r) {
+      for (int v = 0; v < 3; ++v) times[v].push_back(time(variants[v]));
+    }
+    std::array<double, 3> result{};
     for (int v = 0; v < 3; ++v) {
-      time(variants[v]);  // warm-up
-      std::vector<double> times;
-      for (int r = 0; r < options_.repeat; ++r) times.push_back(time(variants[v]));
-      std::sort(times.begin(), times.end());
-      result[v] = max_over_ranks(comm_, times[times.size() / 2] / steps);
+      std::sort(times[v].begin(), times[v].end());
+      result[v] = max_over_ranks(comm_, times[v][times[v].size() / 2] / steps);
     }
     return result;
   }
