@@ -1,36 +1,47 @@
-// A ring of inproc ranks sharing one GPU, driven by streams and events: each step, a rank pulls
-// the block its receive peer holds into its own spare buffer on a communication stream, while
-// its compute stream works on the current block. Small host messages carry the events that
-// order the buffers between ranks:
+// A ring of ranks sharing one GPU (inproc threads, or processes on one node through CUDA IPC),
+// driven by streams and events: each step, a rank pulls the block its receive peer holds into
+// its own spare buffer on a communication stream, while its compute stream works on the current
+// block. Two events per rank and step order the buffers between ranks:
 //
 //   ready(r, k)   r's compute stream has finished with its spare buffer and its current block is
 //                 final: the pull of step k into r and the pull of step k from r may start;
 //   pulled(r, k)  r's pull of step k is done: its receive peer may overwrite the block it gave.
 //
-// Step k on rank r: record ready(r, k); send it to the send peer; take ready(recv, k) from the
-// receive peer and pulled(send, k-1) from the send peer; queue the copy behind all three on the
-// communication stream; record pulled(r, k) and send it to the receive peer. Every receive is
-// posted before any wait that depends on a neighbour, so no cycle of waits can form around the
-// ring. `advance` makes the compute stream wait for pulled(r, k): no host synchronisation with
-// the GPU anywhere.
+// Step k on rank r: record ready(r, k) and signal the send peer; take the receive peer's
+// ready(k) and the send peer's pulled(k-1) signals; queue the copy behind all three events on the
+// communication stream; record pulled(r, k) and signal the receive peer. The signals are small
+// host messages that only say "recorded": the events themselves were exchanged once, at
+// creation, in slots reused every kSlots steps (a neighbour has queued its wait on a slot's
+// previous use two steps later at most). Every receive is posted before any wait that depends on
+// a neighbour, so no cycle of waits can form around the ring. `advance` makes the compute stream
+// wait for pulled(r, k): no host synchronisation with the GPU anywhere.
 
 #include <cuda_runtime_api.h>
 
-#include <cstring>
-#include <deque>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "device/cuda_check.hpp"
 #include "device/device_runtime.hpp"
+#include "device_peers.hpp"
 #include "internal_p2p.hpp"
 #include "ring_transport.hpp"
-#include "setup_exchange.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
+
+/// CTAs of the sm_copy kernel: enough for a few hundred GB/s, few enough to leave the compute
+/// most of the SMs.
+constexpr int kCopyBlocks = 8;
+
+/// Pieces of a copy-engine transfer: device to host and host to device run at once on two
+/// engines, a piece apart.
+constexpr std::size_t kStagingPiece = std::size_t{4} << 20;
+
+/// Event slots per kind, reused round-robin.
+constexpr int kSlots = 4;
 
 /// Completes when a CUDA event has; waiting past the deadline is a timeout naming the step.
 class EventWork final : public WorkState {
@@ -53,24 +64,14 @@ class EventWork final : public WorkState {
   ErrorContext context_;
 };
 
-/// CTAs of the sm_copy kernel: enough for a few hundred GB/s, few enough to leave the compute
-/// most of the SMs.
-constexpr int kCopyBlocks = 8;
-
-/// Pieces of a copy-engine transfer: device to host and host to device run at once on two
-/// engines, a piece apart.
-constexpr std::size_t kStagingPiece = std::size_t{4} << 20;
-
-/// One step's events, kept until the neighbours can no longer be waiting to queue on them.
-struct StepEvents {
-  cudaEvent_t ready = nullptr;
-  cudaEvent_t pulled = nullptr;
-};
-
 class DeviceRing final : public RingTransport {
  public:
   DeviceRing(CommunicatorImpl& comm, const RingPipelineSpec& spec, RingPeers peers, RingTransfer transfer)
-      : comm_(comm), bytes_(spec.block_bytes), transfer_(transfer), peers_(peers) {
+      : comm_(comm),
+        bytes_(spec.block_bytes),
+        transfer_(transfer),
+        peers_(peers),
+        shared_(comm, comm.backend().kind() != BackendKind::inproc) {
     const std::size_t size = std::max<std::size_t>(bytes_, 1);
     for (auto& buffer : buffers_) buffer = static_cast<std::byte*>(device::allocate(size));
     int least = 0;
@@ -82,15 +83,22 @@ class DeviceRing final : public RingTransport {
     if (transfer_ == RingTransfer::copy_engine) {
       device::check_cuda(cudaStreamCreateWithPriority(&upload_stream_, cudaStreamNonBlocking, greatest),
                          "cudaStreamCreateWithPriority");
-      piece_done_ = new_event();
+      device::check_cuda(cudaEventCreateWithFlags(&piece_done_, cudaEventDisableTiming), "cudaEventCreate");
       device::check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&staging_), size, cudaHostAllocDefault),
                          "cudaHostAlloc");
     }
-    // Everyone learns where every rank's two buffers are (ranks share one address space).
-    const std::byte* mine[2] = {buffers_[0], buffers_[1]};
+    for (int slot = 0; slot < kSlots; ++slot) {
+      ready_[slot] = shared_.new_event();
+      pulled_[slot] = shared_.new_event();
+    }
     const auto label = comm_.begin("RingPipeline::create");
-    const auto all = exchange_all_gather(comm_, std::as_bytes(std::span(mine)), label);
-    std::memcpy(receive_peer_buffers_, all.data() + peers_.receive * sizeof mine, sizeof mine);
+    const auto peer_buffers = shared_.open_buffers(buffers_, peers_.receive, label);
+    receive_peer_buffers_[0] = peer_buffers[0];
+    receive_peer_buffers_[1] = peer_buffers[1];
+    const auto peer_ready = shared_.open_events(ready_, peers_.receive, label);
+    const auto peer_pulled = shared_.open_events(pulled_, peers_.send, label);
+    std::copy(peer_ready.begin(), peer_ready.end(), receive_peer_ready_);
+    std::copy(peer_pulled.begin(), peer_pulled.end(), send_peer_pulled_);
     finished_tag_ = comm_.reserve_internal_tags(1);
   }
 
@@ -99,22 +107,26 @@ class DeviceRing final : public RingTransport {
   /// same (each wait bounded by the timeout; errors cannot leave a destructor).
   ~DeviceRing() override {
     (void)cudaStreamSynchronize(stream_);
+    if (upload_stream_ != nullptr) (void)cudaStreamSynchronize(upload_stream_);
     const OperationLabel label{.name = "RingPipeline destroy"};
     try {
-      if (pending_pulled_.has_value()) pending_pulled_->wait(comm_.timeout());
-      if (pending_pulled_send_.has_value()) pending_pulled_send_->wait(comm_.timeout());
-      const std::byte done{1};
-      std::byte peer_done{0};
-      auto told = send_bytes(comm_, &done, 1, peers_.receive, finished_tag_, label, MemoryKind::host);
-      recv_bytes(comm_, &peer_done, 1, peers_.send, finished_tag_, label, MemoryKind::host).wait(comm_.timeout());
+      if (pulled_signal_in_.has_value()) pulled_signal_in_->wait(comm_.timeout());
+      if (pulled_signal_out_.has_value()) pulled_signal_out_->wait(comm_.timeout());
+      const std::int64_t done = -1;
+      std::int64_t peer_done = 0;
+      auto told = send_bytes(comm_, &done, sizeof done, peers_.receive, finished_tag_, label, MemoryKind::host);
+      recv_bytes(comm_, &peer_done, sizeof peer_done, peers_.send, finished_tag_, label, MemoryKind::host)
+          .wait(comm_.timeout());
       told.wait(comm_.timeout());
     } catch (const Error&) {
     }
-    for (auto& step : steps_) destroy(step);
+    for (int slot = 0; slot < kSlots; ++slot) {
+      (void)cudaEventDestroy(ready_[slot]);
+      (void)cudaEventDestroy(pulled_[slot]);
+    }
     for (auto* buffer : buffers_) device::release(buffer);
     if (staging_ != nullptr) (void)cudaFreeHost(staging_);
     if (upload_stream_ != nullptr) {
-      (void)cudaStreamSynchronize(upload_stream_);
       (void)cudaStreamDestroy(upload_stream_);
       (void)cudaEventDestroy(piece_done_);
     }
@@ -125,63 +137,60 @@ class DeviceRing final : public RingTransport {
 
   Work start(OperationLabel label, StreamRef stream) override {
     const auto compute = static_cast<cudaStream_t>(stream.native_handle());
-    StepEvents step{new_event(), new_event()};
-    device::check_cuda(cudaEventRecord(step.ready, compute), "cudaEventRecord");
+    const int slot = static_cast<int>(step_ % kSlots);
+    device::check_cuda(cudaEventRecord(ready_[slot], compute), "cudaEventRecord");
     const int tag = comm_.reserve_internal_tags(2);
-    cudaEvent_t receive_peer_ready = nullptr;
-    outgoing_ready_ = step.ready;
-    auto send_ready = send_bytes(comm_, &outgoing_ready_, sizeof(cudaEvent_t), peers_.send, tag, label,
-                                 MemoryKind::host);
-    recv_bytes(comm_, &receive_peer_ready, sizeof(cudaEvent_t), peers_.receive, tag, label, MemoryKind::host)
-        .wait();
-    send_ready.wait();
-    if (pending_pulled_.has_value()) {
-      pending_pulled_->wait();  // pulled(send, k-1): our spare buffer is no longer read
-      pending_pulled_.reset();
+    ready_signal_out_ = step_;
+    auto ready_sent =
+        send_bytes(comm_, &ready_signal_out_, sizeof step_, peers_.send, tag, label, MemoryKind::host);
+    std::int64_t peer_step = -1;
+    recv_bytes(comm_, &peer_step, sizeof peer_step, peers_.receive, tag, label, MemoryKind::host).wait();
+    expect_step(peer_step, step_, "ready", label);
+    ready_sent.wait();
+    if (pulled_signal_in_.has_value()) {
+      pulled_signal_in_->wait();  // pulled(send, k-1) is recorded: our spare buffer's reader is queued
+      pulled_signal_in_.reset();
+      expect_step(pulled_step_in_, step_ - 1, "pulled", label);
     }
     // The block to pull is the receive peer's current one: its buffer index alternates with ours.
     const std::byte* source = receive_peer_buffers_[current_];
     std::byte* target = buffers_[1 - current_];
-    device::check_cuda(cudaStreamWaitEvent(stream_, receive_peer_ready, 0), "cudaStreamWaitEvent");
-    device::check_cuda(cudaStreamWaitEvent(stream_, step.ready, 0), "cudaStreamWaitEvent");
-    if (send_peer_pulled_ != nullptr) {
-      device::check_cuda(cudaStreamWaitEvent(stream_, send_peer_pulled_, 0), "cudaStreamWaitEvent");
+    device::check_cuda(cudaStreamWaitEvent(stream_, receive_peer_ready_[slot], 0), "cudaStreamWaitEvent");
+    device::check_cuda(cudaStreamWaitEvent(stream_, ready_[slot], 0), "cudaStreamWaitEvent");
+    if (step_ > 0) {
+      const int previous = static_cast<int>((step_ - 1) % kSlots);
+      device::check_cuda(cudaStreamWaitEvent(stream_, send_peer_pulled_[previous], 0), "cudaStreamWaitEvent");
     }
     pull(target, source);
-    device::check_cuda(cudaEventRecord(step.pulled, transfer_ == RingTransfer::copy_engine ? upload_stream_ : stream_),
-                       "cudaEventRecord");
-    pending_pulled_ = recv_bytes(comm_, &send_peer_pulled_, sizeof(cudaEvent_t), peers_.send, tag + 1, label,
-                                 MemoryKind::host);
-    // The previous pulled() must have reached the receive peer before its slot is reused.
-    if (pending_pulled_send_.has_value()) pending_pulled_send_->wait();
-    outgoing_pulled_ = step.pulled;
-    pending_pulled_send_ = send_bytes(comm_, &outgoing_pulled_, sizeof(cudaEvent_t), peers_.receive, tag + 1, label,
-                                      MemoryKind::host);
-    steps_.push_back(step);
-    // Neighbours queue on an event during the step after it at the latest.
-    while (steps_.size() > 3) {
-      destroy(steps_.front());
-      steps_.pop_front();
-    }
-    return comm_.make_work(std::make_shared<EventWork>(step.pulled, comm_.context(label, peers_.receive)));
+    device::check_cuda(
+        cudaEventRecord(pulled_[slot], transfer_ == RingTransfer::copy_engine ? upload_stream_ : stream_),
+        "cudaEventRecord");
+    pulled_signal_in_ =
+        recv_bytes(comm_, &pulled_step_in_, sizeof pulled_step_in_, peers_.send, tag + 1, label, MemoryKind::host);
+    // The previous signal must have been taken before its payload is reused.
+    if (pulled_signal_out_.has_value()) pulled_signal_out_->wait();
+    pulled_step_out_ = step_;
+    pulled_signal_out_ =
+        send_bytes(comm_, &pulled_step_out_, sizeof step_, peers_.receive, tag + 1, label, MemoryKind::host);
+    ++step_;
+    return comm_.make_work(std::make_shared<EventWork>(pulled_[slot], comm_.context(label, peers_.receive)));
   }
 
   void advance(StreamRef stream) override {
     const auto compute = static_cast<cudaStream_t>(stream.native_handle());
-    device::check_cuda(cudaStreamWaitEvent(compute, steps_.back().pulled, 0), "cudaStreamWaitEvent");
+    const int slot = static_cast<int>((step_ - 1) % kSlots);
+    device::check_cuda(cudaStreamWaitEvent(compute, pulled_[slot], 0), "cudaStreamWaitEvent");
     current_ = 1 - current_;
   }
 
  private:
-  static cudaEvent_t new_event() {
-    cudaEvent_t event = nullptr;
-    device::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
-    return event;
-  }
-  static void destroy(const StepEvents& step) {
-    // Safe while queued waits still refer to them: CUDA releases them once they have completed.
-    (void)cudaEventDestroy(step.ready);
-    (void)cudaEventDestroy(step.pulled);
+  void expect_step(std::int64_t got, std::int64_t expected, const char* signal, OperationLabel label) const {
+    if (got == expected) return;
+    throw Error(ErrorCode::internal,
+                fmt::format("ring {} signal for step {} arrived at step {}: the ranks' RingPipeline calls are out "
+                            "of step",
+                            signal, got, expected),
+                comm_.context(label));
   }
 
   void pull(std::byte* target, const std::byte* source) {
@@ -208,19 +217,25 @@ class DeviceRing final : public RingTransport {
   std::size_t bytes_;
   RingTransfer transfer_;
   RingPeers peers_;
+  DevicePeers shared_;
   std::byte* buffers_[2] = {nullptr, nullptr};
-  const std::byte* receive_peer_buffers_[2] = {nullptr, nullptr};
+  std::byte* receive_peer_buffers_[2] = {nullptr, nullptr};
+  cudaEvent_t ready_[kSlots] = {};
+  cudaEvent_t pulled_[kSlots] = {};
+  cudaEvent_t receive_peer_ready_[kSlots] = {};
+  cudaEvent_t send_peer_pulled_[kSlots] = {};
   std::byte* staging_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaStream_t upload_stream_ = nullptr;  // copy_engine: host to device
   cudaEvent_t piece_done_ = nullptr;      // copy_engine: a piece is down in host memory
   int current_ = 0;
-  std::deque<StepEvents> steps_;
-  std::optional<Work> pending_pulled_;       // pulled(send peer, k), received into send_peer_pulled_
-  std::optional<Work> pending_pulled_send_;  // pulled(this rank, k), sent from outgoing_pulled_
-  cudaEvent_t send_peer_pulled_ = nullptr;
-  cudaEvent_t outgoing_ready_ = nullptr;   // message payloads: they must outlive their sends
-  cudaEvent_t outgoing_pulled_ = nullptr;
+  std::int64_t step_ = 0;
+  // Signal payloads (step numbers): they must outlive their messages.
+  std::int64_t ready_signal_out_ = 0;
+  std::int64_t pulled_step_out_ = 0;
+  std::int64_t pulled_step_in_ = 0;
+  std::optional<Work> pulled_signal_in_;   // pulled(send peer, k), received into pulled_step_in_
+  std::optional<Work> pulled_signal_out_;  // pulled(this rank, k), sent from pulled_step_out_
   int finished_tag_ = 0;
 };
 

@@ -25,14 +25,17 @@ namespace {
 
 /// The transfer `spec` asks for, made concrete; errors name what would be valid.
 RingTransfer resolve_transfer(const CommunicatorImpl& comm, const RingPipelineSpec& spec) {
-  const bool device_ring_possible = spec.memory == MemoryKind::cuda && comm.backend().kind() == BackendKind::inproc;
+  // Ranks that share a GPU: threads (inproc), or processes on one node (mpi, through CUDA IPC).
+  const auto backend = comm.backend().kind();
+  const bool device_ring_possible =
+      spec.memory == MemoryKind::cuda && (backend == BackendKind::inproc || backend == BackendKind::mpi);
   if (spec.transfer == RingTransfer::automatic) {
     return device_ring_possible ? RingTransfer::copy_engine : RingTransfer::messages;
   }
   if (spec.transfer != RingTransfer::messages && !device_ring_possible) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("transfer = {} needs cuda memory on the inproc backend (ranks sharing a GPU), not {} "
-                            "memory on {}; use messages",
+                fmt::format("transfer = {} needs cuda memory on the inproc or mpi backend (ranks sharing a GPU), "
+                            "not {} memory on {}; use messages",
                             to_string(spec.transfer), to_string(spec.memory), to_string(comm.backend().kind())),
                 {.operation = "RingPipeline::create"});
   }
@@ -50,10 +53,14 @@ class RingPipelineImpl {
     const bool forward = spec.direction == RingDirection::forward;
     peers_ = {.send = forward ? ring_right(rank, size) : ring_left(rank, size),
               .receive = forward ? ring_left(rank, size) : ring_right(rank, size)};
-    comm_.check_buffer(nullptr, 0, spec.memory, comm_.begin("RingPipeline::create"), "spec.memory");
     const RingTransfer transfer = resolve_transfer(comm_, spec);
-    transport_ = transfer == RingTransfer::messages ? make_message_ring(comm_, spec, peers_)
-                                                    : make_device_ring(comm_, spec, peers_, transfer);
+    if (transfer == RingTransfer::messages) {
+      // The backend moves the blocks: it must take their memory.
+      comm_.check_buffer(nullptr, 0, spec.memory, comm_.begin("RingPipeline::create"), "spec.memory");
+      transport_ = make_message_ring(comm_, spec, peers_);
+    } else {
+      transport_ = make_device_ring(comm_, spec, peers_, transfer);
+    }
   }
 
   std::span<std::byte> current() noexcept { return transport_->current(); }

@@ -33,8 +33,9 @@ struct RingPeers {
 std::unique_ptr<RingTransport> make_message_ring(CommunicatorImpl& comm, const RingPipelineSpec& spec,
                                                  RingPeers peers);
 
-/// Blocks pulled straight from the neighbour's device buffer (inproc ranks sharing a GPU), with
-/// streams and events: `sm_copy` or `copy_engine`. Collective: exchanges buffer addresses.
+/// Blocks pulled straight from the neighbour's device buffer by ranks sharing a GPU (inproc
+/// threads, or mpi processes through CUDA IPC), with streams and events: `sm_copy` or
+/// `copy_engine`. Collective: exchanges the buffers and events.
 std::unique_ptr<RingTransport> make_device_ring(CommunicatorImpl& comm, const RingPipelineSpec& spec,
                                                 RingPeers peers, RingTransfer transfer);
 

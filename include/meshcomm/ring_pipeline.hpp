@@ -27,18 +27,21 @@ enum class RingDirection : std::uint8_t {
 
 /// How blocks move from rank to rank.
 enum class RingTransfer : std::uint8_t {
-  automatic,    ///< host memory: messages; CUDA memory on inproc ranks sharing a GPU: copy_engine
+  automatic,    ///< host memory: messages; CUDA memory on inproc or mpi: copy_engine
   messages,     ///< the backend's send and receive
-  sm_copy,      ///< CUDA, inproc: a copy kernel of a few CTAs on a high-priority stream pulls the
-                ///< block straight from the neighbour's buffer (uses SMs beside the compute)
-  copy_engine,  ///< CUDA, inproc: the copy engines pull it through pinned host memory (as peer
+  sm_copy,      ///< CUDA, ranks sharing a GPU (inproc threads, or mpi processes on one node through
+                ///< CUDA IPC): a copy kernel of a few CTAs on a high-priority stream pulls the block
+                ///< straight from the neighbour's buffer (uses SMs beside the compute)
+  copy_engine,  ///< CUDA, as sm_copy: the copy engines pull it through pinned host memory (as peer
                 ///< copies over NVLink do on multi-GPU machines; leaves the SMs to the compute)
 };
 
 /// "automatic", "messages", "sm_copy", "copy_engine".
 MESHCOMM_API std::string_view to_string(RingTransfer transfer) noexcept;
 
-/// A ring pipeline's shape.
+/// A ring pipeline's shape. With CUDA memory and a device path, creating and destroying the
+/// pipeline are collective (buffers and events are exchanged, and freed only once no neighbour
+/// reads them).
 struct RingPipelineSpec {
   std::size_t block_bytes = 0;  ///< bytes of one block (e.g. K and V packed together)
   RingDirection direction = RingDirection::forward;

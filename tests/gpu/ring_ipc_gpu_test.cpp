@@ -1,0 +1,26 @@
+// RingPipeline on CUDA memory between processes sharing one GPU: buffers and events travel as
+// CUDA IPC handles, blocks by copy kernel or copy engines. Run under mpirun -np 2 and 3.
+
+#include <gtest/gtest.h>
+
+#include "harness/gpu_skip.hpp"
+#include "harness/mpi_world.hpp"
+#include "ring_checks.hpp"
+
+namespace meshcomm::testing {
+namespace {
+
+TEST(IpcRing, SmCopy) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  check_ring_round(mpi_world(), RingTransfer::sm_copy, RingDirection::forward);
+  check_ring_round(mpi_world(), RingTransfer::sm_copy, RingDirection::backward);
+}
+
+TEST(IpcRing, CopyEngine) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  check_ring_round(mpi_world(), RingTransfer::copy_engine, RingDirection::forward);
+  check_ring_round(mpi_world(), RingTransfer::copy_engine, RingDirection::backward);
+}
+
+}  // namespace
+}  // namespace meshcomm::testing
