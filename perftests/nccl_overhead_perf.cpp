@@ -25,6 +25,7 @@
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/cuda_interop.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
+#include "verifiable/device_staging.hpp"
 
 namespace {
 
@@ -43,19 +44,7 @@ double median(std::vector<double> values) {
 
 /// Microseconds per call of `calls` (which queues `iterations` calls on `stream`), by events.
 double microseconds_per_call(cudaStream_t stream, int iterations, const std::function<void()>& calls) {
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-  calls();
-  check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-  check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float milliseconds = 0;
-  check_cuda(cudaEventElapsedTime(&milliseconds, start, stop), "cudaEventElapsedTime");
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
-  return milliseconds * 1e3 / iterations;
+  return meshcomm::verifiable::stream_milliseconds(stream, calls) * 1e3 / iterations;
 }
 
 /// A raw NCCL communicator over MPI_COMM_WORLD, the baseline: blocking (NCCL's default), or

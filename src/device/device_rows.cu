@@ -19,19 +19,28 @@ unsigned blocks_for(std::size_t work) {
   return static_cast<unsigned>(wanted < 65535 ? wanted : 65535);
 }
 
+/// Calls `body(destination item, source item)` for every item of every pair's rows (`per_row`
+/// items of type `Item` per row), the items spread over the whole grid.
+template <class Item, class Body>
+__device__ void for_each_row_item(std::byte* to, std::size_t to_stride, const std::byte* from,
+                                  std::size_t from_stride, const RowPair* pairs, std::size_t count,
+                                  std::size_t per_row, Body body) {
+  const std::size_t total = count * per_row;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    const std::size_t row = i / per_row;
+    const std::size_t item = i - row * per_row;
+    const RowPair pair = pairs[row];
+    body(reinterpret_cast<Item*>(to + pair.to * to_stride)[item],
+         reinterpret_cast<const Item*>(from + pair.from * from_stride)[item]);
+  }
+}
+
 template <class Vector>
 __global__ void copy_rows_kernel(std::byte* to, std::size_t to_stride, const std::byte* from, std::size_t from_stride,
                                  const RowPair* pairs, std::size_t count, std::size_t vectors_per_row) {
-  const std::size_t total = count * vectors_per_row;
-  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
-    const std::size_t row = i / vectors_per_row;
-    const std::size_t vector = i - row * vectors_per_row;
-    const RowPair pair = pairs[row];
-    const auto* source = reinterpret_cast<const Vector*>(from + pair.from * from_stride) + vector;
-    auto* destination = reinterpret_cast<Vector*>(to + pair.to * to_stride) + vector;
-    *destination = *source;
-  }
+  for_each_row_item<Vector>(to, to_stride, from, from_stride, pairs, count, vectors_per_row,
+                            [](Vector& destination, const Vector& source) { destination = source; });
 }
 
 template <class Vector>
@@ -47,16 +56,11 @@ __global__ void copy_kernel(std::byte* to, const std::byte* from, std::size_t ve
 template <class Storage, class Codec>
 __global__ void add_rows_kernel(std::byte* to, std::size_t to_stride, const std::byte* from, std::size_t from_stride,
                                 const RowPair* pairs, std::size_t count, std::size_t row_elements) {
-  const std::size_t total = count * row_elements;
-  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
-    const std::size_t row = i / row_elements;
-    const std::size_t element = i - row * row_elements;
-    const RowPair pair = pairs[row];
-    const auto* source = reinterpret_cast<const Storage*>(from + pair.from * from_stride) + element;
-    auto* destination = reinterpret_cast<Storage*>(to + pair.to * to_stride) + element;
-    *destination = Codec::store(static_cast<typename Codec::Compute>(Codec::load(*destination) + Codec::load(*source)));
-  }
+  for_each_row_item<Storage>(to, to_stride, from, from_stride, pairs, count, row_elements,
+                             [](Storage& destination, const Storage& source) {
+                               destination = Codec::store(static_cast<typename Codec::Compute>(
+                                   Codec::load(destination) + Codec::load(source)));
+                             });
 }
 
 /// The widest of 16, 8, 4, 2, 1 bytes that divides every address and size involved.

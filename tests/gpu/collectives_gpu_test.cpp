@@ -12,10 +12,9 @@
 namespace meshcomm::testing {
 namespace {
 
-class InprocCudaCollectives : public ::testing::TestWithParam<std::tuple<CollectiveKind, int>> {};
+class InprocCudaCollectives : public GpuTestWithParam<std::tuple<CollectiveKind, int>> {};
 
 TEST_P(InprocCudaCollectives, ExactResults) {
-  MESHCOMM_SKIP_WITHOUT_GPU();
   const auto [kind, size] = GetParam();
   run_ranks(size, [kind = kind](Communicator& comm) { check_collective_matrix(comm, kind, MemoryKind::cuda); });
 }
@@ -26,10 +25,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          CollectiveKind::all_reduce, CollectiveKind::all_to_all,
                                          CollectiveKind::all_to_allv, CollectiveKind::broadcast),
                        ::testing::Values(1, 2, 3, 4)),
-    [](const auto& param_info) {
-      return std::string(to_string(std::get<0>(param_info.param))) + "_world" +
-             std::to_string(std::get<1>(param_info.param));
-    });
+                         KindAndWorldName());
 
 }  // namespace
 }  // namespace meshcomm::testing

@@ -12,22 +12,19 @@
 namespace meshcomm::testing {
 namespace {
 
-class InprocCudaHalo : public ::testing::TestWithParam<std::tuple<HaloStrategy, int>> {};
+class InprocCudaHalo : public GpuTestWithParam<std::tuple<HaloStrategy, int>> {};
 
 TEST_P(InprocCudaHalo, Contents) {
-  MESHCOMM_SKIP_WITHOUT_GPU();
   const auto [strategy, size] = GetParam();
   run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_contents(comm, strategy, MemoryKind::cuda); });
 }
 
 TEST_P(InprocCudaHalo, Adjoint) {
-  MESHCOMM_SKIP_WITHOUT_GPU();
   const auto [strategy, size] = GetParam();
   run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_adjoint(comm, strategy, MemoryKind::cuda); });
 }
 
 TEST_P(InprocCudaHalo, Graph) {
-  MESHCOMM_SKIP_WITHOUT_GPU();
   const auto [strategy, size] = GetParam();
   run_ranks(size, [strategy = strategy](Communicator& comm) { check_halo_graph(comm, strategy, MemoryKind::cuda); });
 }
@@ -35,10 +32,7 @@ TEST_P(InprocCudaHalo, Graph) {
 INSTANTIATE_TEST_SUITE_P(Matrix, InprocCudaHalo,
                          ::testing::Combine(::testing::Values(HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv),
                                             ::testing::Values(1, 2, 3, 4)),
-                         [](const auto& param_info) {
-                           return std::string(to_string(std::get<0>(param_info.param))) + "_world" +
-                                  std::to_string(std::get<1>(param_info.param));
-                         });
+                         KindAndWorldName());
 
 }  // namespace
 }  // namespace meshcomm::testing

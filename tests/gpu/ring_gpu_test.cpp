@@ -16,10 +16,9 @@
 namespace meshcomm::testing {
 namespace {
 
-class InprocCudaRing : public ::testing::TestWithParam<std::tuple<RingTransfer, int>> {};
+class InprocCudaRing : public GpuTestWithParam<std::tuple<RingTransfer, int>> {};
 
 TEST_P(InprocCudaRing, BlocksTravelTheRing) {
-  MESHCOMM_SKIP_WITHOUT_GPU();
   const auto [transfer, size] = GetParam();
   run_ranks(size, [transfer = transfer](Communicator& comm) {
     check_ring_round(comm, transfer, RingDirection::forward);
@@ -31,10 +30,7 @@ INSTANTIATE_TEST_SUITE_P(Matrix, InprocCudaRing,
                          ::testing::Combine(::testing::Values(RingTransfer::sm_copy, RingTransfer::copy_engine,
                                                               RingTransfer::messages),
                                             ::testing::Values(1, 2, 3, 4)),
-                         [](const auto& param_info) {
-                           return std::string(to_string(std::get<0>(param_info.param))) + "_world" +
-                                  std::to_string(std::get<1>(param_info.param));
-                         });
+                         KindAndWorldName());
 
 TEST(InprocRing, DevicePathsNeedCudaMemory) {
   run_ranks(2, [](Communicator& comm) {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
+#include <tuple>
 
 #include "meshcomm/communicator.hpp"
 
@@ -16,5 +18,18 @@ inline constexpr std::chrono::milliseconds kTestTimeout{20'000};
 /// any rank, naming the rank.
 void run_ranks(int size, const std::function<void(Communicator&)>& body,
                std::chrono::milliseconds timeout = kTestTimeout, BackendKind backend = BackendKind::automatic);
+
+}  // namespace meshcomm::testing
+
+namespace meshcomm::testing {
+
+/// Names a (kind, world size) test parameter "<kind>_world<size>" for GoogleTest, where the kind
+/// has a `to_string`.
+struct KindAndWorldName {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    return std::string(to_string(std::get<0>(info.param))) + "_world" + std::to_string(std::get<1>(info.param));
+  }
+};
 
 }  // namespace meshcomm::testing
