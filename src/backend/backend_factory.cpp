@@ -35,7 +35,8 @@ BackendKind backend_for(const Bootstrap& bootstrap) {
 
 }  // namespace
 
-std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, std::chrono::milliseconds timeout) {
+std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind,
+                                        [[maybe_unused]] std::chrono::milliseconds timeout) {
   if (kind == BackendKind::automatic) kind = backend_for(bootstrap);
   switch (kind) {
     case BackendKind::inproc: {
