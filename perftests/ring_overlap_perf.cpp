@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/side_by_side.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/cuda_interop.hpp"
@@ -58,14 +59,6 @@ meshcomm::RingTransfer parse_transfer(const std::string& name) {
     if (meshcomm::to_string(transfer) == name) return transfer;
   }
   throw std::invalid_argument(fmt::format("--transfer '{}': valid paths are sm_copy, copy_engine, messages", name));
-}
-
-double max_over_ranks(meshcomm::Communicator& comm, double value) {
-  double result = 0;
-  comm.all_reduce(meshcomm::ConstBufferView(&value, 1, meshcomm::DataType::f64),
-                  meshcomm::BufferView(&result, 1, meshcomm::DataType::f64), {.op = meshcomm::ReduceOp::max})
-      .wait();
-  return result;
 }
 
 /// One rank's part: its GEMM operands, stream and cuBLAS handle.
@@ -127,7 +120,8 @@ class RankBench {
     std::array<double, 3> result{};
     for (int v = 0; v < 3; ++v) {
       std::sort(times[v].begin(), times[v].end());
-      result[v] = max_over_ranks(comm_, times[v][times[v].size() / 2] / steps);
+      result[v] = meshcomm::perf::reduce_over_ranks(comm_, times[v][times[v].size() / 2] / steps,
+                                                   meshcomm::ReduceOp::max);
     }
     return result;
   }
