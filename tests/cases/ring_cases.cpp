@@ -37,32 +37,42 @@ void check_ring_pipeline(Communicator& comm, RingDirection direction) {
   comm.barrier();
 }
 
-double check_ring_attention(Communicator& comm, layers::SequenceLayout layout, bool causal) {
+void run_host_ring_attention(Communicator& comm, RingAttentionCase& problem) {
+  const auto& shape = problem.shape;
+  std::vector<float> lse(shape.rows * shape.heads);
+  layers::ring_attention_forward(comm, problem.queries.data(), problem.keys.data(), problem.values.data(),
+                                 problem.positions.data(), problem.out.data(), lse.data(), shape);
+  layers::ring_attention_backward(comm, problem.queries.data(), problem.keys.data(), problem.values.data(),
+                                  problem.positions.data(), problem.out.data(), lse.data(), problem.d_out.data(),
+                                  problem.d_queries.data(), problem.d_keys.data(), problem.d_values.data(), shape);
+}
+
+double check_ring_attention(Communicator& comm, layers::SequenceLayout layout, bool causal, const RingAttentionRun& run,
+                            double tolerance, std::size_t sequence_per_rank, std::size_t heads, std::size_t head_dim) {
   const int size = comm.size();
-  const std::size_t sequence = 6 * static_cast<std::size_t>(size);
-  const std::size_t heads = 2;
-  const std::size_t dim = 8;
-  const std::size_t row = heads * dim;
+  const std::size_t sequence = sequence_per_rank * static_cast<std::size_t>(size);
+  const std::size_t row = heads * head_dim;
   std::mt19937 random(7);  // the same tensors on every rank
   std::normal_distribution<float> normal(0.0F, 1.0F);
   std::vector<float> q(sequence * row), k(sequence * row), v(sequence * row), d_out(sequence * row);
   for (auto* tensor : {&q, &k, &v, &d_out}) {
     for (auto& value : *tensor) value = normal(random);
   }
-  const auto reference = layers::reference_attention(q, k, v, d_out, sequence, heads, dim, causal);
+  const auto reference = layers::reference_attention(q, k, v, d_out, sequence, heads, head_dim, causal);
 
-  const auto positions = layers::layout_positions(layout, sequence, size, comm.rank());
+  RingAttentionCase problem;
+  problem.positions = layers::layout_positions(layout, sequence, size, comm.rank());
+  const auto& positions = problem.positions;
   const std::size_t rows = positions.size();
-  const auto my_q = layers::reorder_rows(q, row, positions);
-  const auto my_k = layers::reorder_rows(k, row, positions);
-  const auto my_v = layers::reorder_rows(v, row, positions);
-  const auto my_d_out = layers::reorder_rows(d_out, row, positions);
-  std::vector<float> out(rows * row), lse(rows * heads), d_q(rows * row), d_k(rows * row), d_v(rows * row);
-  const layers::RingAttentionShape shape{rows, heads, dim, causal};
-  layers::ring_attention_forward(comm, my_q.data(), my_k.data(), my_v.data(), positions.data(), out.data(), lse.data(),
-                                 shape);
-  layers::ring_attention_backward(comm, my_q.data(), my_k.data(), my_v.data(), positions.data(), out.data(),
-                                  lse.data(), my_d_out.data(), d_q.data(), d_k.data(), d_v.data(), shape);
+  problem.shape = {rows, heads, head_dim, causal};
+  problem.queries = layers::reorder_rows(q, row, positions);
+  problem.keys = layers::reorder_rows(k, row, positions);
+  problem.values = layers::reorder_rows(v, row, positions);
+  problem.d_out = layers::reorder_rows(d_out, row, positions);
+  for (auto* output : {&problem.out, &problem.d_queries, &problem.d_keys, &problem.d_values}) {
+    output->assign(rows * row, 0.0F);
+  }
+  run(comm, problem);
   double worst = 0;
   auto compare = [&](const std::vector<float>& local, const std::vector<float>& whole, const char* what) {
     const auto expected = layers::reorder_rows(whole, row, positions);
@@ -73,13 +83,13 @@ double check_ring_attention(Communicator& comm, layers::SequenceLayout layout, b
       EXPECT_FALSE(std::isnan(local[i])) << what;
       error = std::max(error, std::abs(static_cast<double>(local[i]) - expected[i]) / std::max(scale, 1e-30));
     }
-    EXPECT_LE(error, 1e-5) << what << " " << to_string(layout) << (causal ? " causal" : "") << " P=" << size;
+    EXPECT_LE(error, tolerance) << what << " " << to_string(layout) << (causal ? " causal" : "") << " P=" << size;
     worst = std::max(worst, error);
   };
-  compare(out, reference.out, "out");
-  compare(d_q, reference.d_queries, "dQ");
-  compare(d_k, reference.d_keys, "dK");
-  compare(d_v, reference.d_values, "dV");
+  compare(problem.out, reference.out, "out");
+  compare(problem.d_queries, reference.d_queries, "dQ");
+  compare(problem.d_keys, reference.d_keys, "dK");
+  compare(problem.d_values, reference.d_values, "dV");
   return worst;
 }
 

@@ -1,0 +1,303 @@
+#include "device_block_attention.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cuda_support.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::layers::device {
+
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / kWarp;
+
+__device__ bool visible(std::int64_t query, std::int64_t key, bool causal) { return !causal || key <= query; }
+
+__device__ float warp_max(float value) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffU, value, offset));
+  return value;
+}
+
+__device__ float warp_sum(float value) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffU, value, offset);
+  return value;
+}
+
+/// Where a score row's query and key positions start: the region's corner.
+struct RegionPositions {
+  const std::int64_t* queries;
+  const std::int64_t* keys;
+  std::size_t query_rows;
+  std::size_t key_rows;
+  std::size_t heads;
+  bool causal;
+};
+
+/// One warp per (head, query) score row: masked softmax in place (the probabilities of this
+/// block, normalised within it) and the block's log-sum-exp at [query, head] (-inf: nothing seen).
+__global__ void softmax_rows(float* scores, float* block_lse, RegionPositions at) {
+  const std::size_t row = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
+  if (row >= at.heads * at.query_rows) return;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const std::size_t head = row / at.query_rows;
+  const std::size_t query = row % at.query_rows;
+  const std::int64_t position = at.queries[query];
+  float* scores_row = scores + row * at.key_rows;
+  float best = -INFINITY;
+  for (std::size_t k = lane; k < at.key_rows; k += kWarp) {
+    if (visible(position, at.keys[k], at.causal)) best = fmaxf(best, scores_row[k]);
+  }
+  best = warp_max(best);
+  float total = 0.0F;
+  for (std::size_t k = lane; k < at.key_rows; k += kWarp) {
+    const float weight = visible(position, at.keys[k], at.causal) ? expf(scores_row[k] - best) : 0.0F;
+    scores_row[k] = weight;
+    total += weight;
+  }
+  total = warp_sum(total);
+  const float inverse = total > 0.0F ? 1.0F / total : 0.0F;
+  for (std::size_t k = lane; k < at.key_rows; k += kWarp) scores_row[k] *= inverse;
+  if (lane == 0) block_lse[query * at.heads + head] = total > 0.0F ? best + logf(total) : -INFINITY;
+}
+
+/// One warp per (query, head): merges the block's normalised output into the running one by
+/// log-sum-exp in fp32.
+__global__ void merge_by_lse(float* out, float* lse, const float* block_out, const float* block_lse,
+                             std::size_t pairs, std::size_t head_dim) {
+  const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
+  if (pair >= pairs) return;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const float incoming = block_lse[pair];
+  if (incoming == -INFINITY) return;  // the block showed this query nothing
+  const float running = lse[pair];
+  float keep = 0.0F;
+  float add = 1.0F;
+  float merged = incoming;
+  if (running != -INFINITY) {
+    const float top = fmaxf(running, incoming);
+    merged = top + logf(expf(running - top) + expf(incoming - top));
+    keep = expf(running - merged);
+    add = expf(incoming - merged);
+  }
+  float* result = out + pair * head_dim;
+  const float* part = block_out + pair * head_dim;
+  for (std::size_t d = lane; d < head_dim; d += kWarp) result[d] = result[d] * keep + part[d] * add;
+  __syncwarp();
+  if (lane == 0) lse[pair] = merged;
+}
+
+/// Element-wise over the [head, query, key] scores: probabilities from the final log-sum-exp (0
+/// where masked) and dS = P * (dP - delta) * scale in place of dP.
+__global__ void softmax_gradient(float* scores, float* d_probabilities, const float* lse, const float* delta,
+                                 RegionPositions at, float scale) {
+  const std::size_t total = at.heads * at.query_rows * at.key_rows;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t key = i % at.key_rows;
+    const std::size_t row = i / at.key_rows;
+    const std::size_t query = row % at.query_rows;
+    const std::size_t head = row / at.query_rows;
+    const float row_lse = lse[query * at.heads + head];
+    const bool seen = row_lse != -INFINITY && visible(at.queries[query], at.keys[key], at.causal);
+    const float probability = seen ? expf(scores[i] - row_lse) : 0.0F;
+    scores[i] = probability;
+    d_probabilities[i] = probability * (d_probabilities[i] - delta[query * at.heads + head]) * scale;
+  }
+}
+
+/// One warp per (row, head): delta = Σ_d d_out * out.
+__global__ void row_dots(const float* out, const float* d_out, float* delta, std::size_t pairs, std::size_t head_dim) {
+  const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
+  if (pair >= pairs) return;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  float sum = 0.0F;
+  for (std::size_t d = lane; d < head_dim; d += kWarp) sum += out[pair * head_dim + d] * d_out[pair * head_dim + d];
+  sum = warp_sum(sum);
+  if (lane == 0) delta[pair] = sum;
+}
+
+/// data[i] = value.
+__global__ void fill_elements(float* data, std::size_t count, float value) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    data[i] = value;
+  }
+}
+
+/// into[i] += from[i].
+__global__ void add_elements(float* into, const float* from, std::size_t count) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    into[i] += from[i];
+  }
+}
+
+unsigned warp_blocks(std::size_t warps) {
+  return static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
+}
+
+}  // namespace
+
+struct DeviceBlockAttention::Resources {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  std::size_t max_query_rows = 0;
+  std::size_t max_key_rows = 0;
+  std::size_t heads = 0;
+  std::size_t head_dim = 0;
+  float* scores = nullptr;           // [heads, query rows, key rows]
+  float* d_probabilities = nullptr;  // the same shape, backward only
+  float* block_out = nullptr;        // [query rows, heads, dim]
+  float* block_lse = nullptr;        // [query rows, heads]
+
+  ~Resources() {
+    for (float* buffer : {scores, d_probabilities, block_out, block_lse}) (void)cudaFree(buffer);
+    if (blas != nullptr) (void)cublasDestroy(blas);
+  }
+
+  void check_fits(const DeviceBlock& block, const char* operation) const {
+    if (block.region.query_rows() <= max_query_rows && block.region.key_rows() <= max_key_rows &&
+        block.heads == heads && block.head_dim == head_dim) {
+      return;
+    }
+    throw Error(ErrorCode::invalid_argument,
+                std::string("block of ") + std::to_string(block.region.query_rows()) + " x " +
+                    std::to_string(block.region.key_rows()) + " rows, " + std::to_string(block.heads) + " heads x " +
+                    std::to_string(block.head_dim) + " exceeds the scratch made for " + std::to_string(max_query_rows) +
+                    " x " + std::to_string(max_key_rows) + " rows, " + std::to_string(heads) + " heads x " +
+                    std::to_string(head_dim),
+                {.operation = operation});
+  }
+
+  /// C[h] = alpha * op(A[h]) op(B[h]) + beta * C[h] for every head, column-major as cuBLAS sees
+  /// the row-major tensors (heads `stride` elements apart in A and B).
+  void gemm(cublasOperation_t a_op, cublasOperation_t b_op, std::size_t m, std::size_t n, std::size_t k, float alpha,
+            const float* a, std::size_t lda, long long a_stride, const float* b, std::size_t ldb, long long b_stride,
+            float beta, float* c, std::size_t ldc, long long c_stride) {
+    check(cublasSgemmStridedBatched(blas, a_op, b_op, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                                    &alpha, a, static_cast<int>(lda), a_stride, b, static_cast<int>(ldb), b_stride,
+                                    &beta, c, static_cast<int>(ldc), c_stride, static_cast<int>(heads)),
+          "cublasSgemmStridedBatched");
+  }
+
+  /// scores[h][q][k] = alpha * left[q, h] · right[k, h] over the region (left: queries or d_out;
+  /// right: keys or values), as the transposed column-major [k, q] product.
+  void row_products(const float* left, const float* right, float* into, std::size_t queries, std::size_t keys,
+                    float alpha) {
+    const std::size_t row = heads * head_dim;
+    gemm(CUBLAS_OP_T, CUBLAS_OP_N, keys, queries, head_dim, alpha, right, row, static_cast<long long>(head_dim), left,
+         row, static_cast<long long>(head_dim), 0.0F, into, keys, static_cast<long long>(queries * keys));
+  }
+};
+
+DeviceBlockAttention::DeviceBlockAttention(StreamRef stream, std::size_t max_query_rows, std::size_t max_key_rows,
+                                           std::size_t heads, std::size_t head_dim)
+    : resources_(std::make_unique<Resources>()) {
+  auto& r = *resources_;
+  r.stream = static_cast<cudaStream_t>(stream.native_handle());
+  r.max_query_rows = max_query_rows;
+  r.max_key_rows = max_key_rows;
+  r.heads = heads;
+  r.head_dim = head_dim;
+  check(cublasCreate(&r.blas), "cublasCreate");
+  check(cublasSetStream(r.blas, r.stream), "cublasSetStream");
+  // fp32 products (no TF32), so the results match the host reference closely.
+  check(cublasSetMathMode(r.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  const std::size_t scores = heads * max_query_rows * max_key_rows;
+  r.scores = allocate<float>(scores, "cudaMalloc (scores)");
+  r.d_probabilities = allocate<float>(scores, "cudaMalloc (score gradients)");
+  r.block_out = allocate<float>(max_query_rows * heads * head_dim, "cudaMalloc (block output)");
+  r.block_lse = allocate<float>(max_query_rows * heads, "cudaMalloc (block lse)");
+}
+
+DeviceBlockAttention::~DeviceBlockAttention() = default;
+
+void DeviceBlockAttention::forward(const DeviceBlock& block, float* out, float* lse) {
+  auto& r = *resources_;
+  r.check_fits(block, "DeviceBlockAttention::forward");
+  if (block.region.empty()) return;
+  const auto& region = block.region;
+  const std::size_t row = r.heads * r.head_dim;
+  const std::size_t queries = region.query_rows();
+  const std::size_t keys = region.key_rows();
+  const float* q = block.queries + region.query_begin * row;
+  const float* k = block.keys + region.key_begin * row;
+  const float* v = block.values + region.key_begin * row;
+  const float scale = 1.0F / std::sqrt(static_cast<float>(r.head_dim));
+  r.row_products(q, k, r.scores, queries, keys, scale);
+  const RegionPositions at{block.query_positions + region.query_begin, block.key_positions + region.key_begin, queries,
+                           keys, r.heads, block.causal};
+  softmax_rows<<<warp_blocks(r.heads * queries), kThreads, 0, r.stream>>>(r.scores, r.block_lse, at);
+  check(cudaGetLastError(), "softmax_rows");
+  // block_out[q, h] = P[h][q] V[h]: column-major [dim, q] = V^T [dim, k] x P^T [k, q].
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, queries, keys, 1.0F, v, row, static_cast<long long>(r.head_dim),
+         r.scores, keys, static_cast<long long>(queries * keys), 0.0F, r.block_out, row,
+         static_cast<long long>(r.head_dim));
+  merge_by_lse<<<warp_blocks(queries * r.heads), kThreads, 0, r.stream>>>(
+      out + region.query_begin * row, lse + region.query_begin * r.heads, r.block_out, r.block_lse, queries * r.heads,
+      r.head_dim);
+  check(cudaGetLastError(), "merge_by_lse");
+}
+
+void DeviceBlockAttention::backward(const DeviceBlock& block, const float* lse, const float* d_out, const float* delta,
+                                    float* d_queries, float* d_keys, float* d_values) {
+  auto& r = *resources_;
+  r.check_fits(block, "DeviceBlockAttention::backward");
+  if (block.region.empty()) return;
+  const auto& region = block.region;
+  const std::size_t row = r.heads * r.head_dim;
+  const std::size_t queries = region.query_rows();
+  const std::size_t keys = region.key_rows();
+  const std::size_t q_at = region.query_begin * row;
+  const std::size_t k_at = region.key_begin * row;
+  const float scale = 1.0F / std::sqrt(static_cast<float>(r.head_dim));
+  const auto head = static_cast<long long>(r.head_dim);
+  const auto scores = static_cast<long long>(queries * keys);
+  r.row_products(block.queries + q_at, block.keys + k_at, r.scores, queries, keys, scale);
+  r.row_products(d_out + q_at, block.values + k_at, r.d_probabilities, queries, keys, 1.0F);
+  const RegionPositions at{block.query_positions + region.query_begin, block.key_positions + region.key_begin, queries,
+                           keys, r.heads, block.causal};
+  const std::size_t elements = r.heads * queries * keys;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>((elements + kThreads - 1) / kThreads, 8192));
+  softmax_gradient<<<grid, kThreads, 0, r.stream>>>(r.scores, r.d_probabilities, lse + region.query_begin * r.heads,
+                                                     delta + region.query_begin * r.heads, at, scale);
+  check(cudaGetLastError(), "softmax_gradient");
+  // dV[k] += P^T dO and dK[k] += dS^T Q: column-major [dim, k] = [dim, q] x ([k, q])^T.
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, keys, queries, 1.0F, d_out + q_at, row, head, r.scores, keys, scores,
+         1.0F, d_values + k_at, row, head);
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, keys, queries, 1.0F, block.queries + q_at, row, head,
+         r.d_probabilities, keys, scores, 1.0F, d_keys + k_at, row, head);
+  // dQ[q] += dS K: column-major [dim, q] = K^T [dim, k] x dS^T [k, q].
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, queries, keys, 1.0F, block.keys + k_at, row, head, r.d_probabilities,
+         keys, scores, 1.0F, d_queries + q_at, row, head);
+}
+
+void fill(float* data, std::size_t count, float value, StreamRef stream) {
+  if (count == 0) return;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 8192));
+  fill_elements<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream.native_handle())>>>(data, count, value);
+  check(cudaGetLastError(), "fill_elements");
+}
+
+void add_into(float* into, const float* from, std::size_t count, StreamRef stream) {
+  if (count == 0) return;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 8192));
+  add_elements<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream.native_handle())>>>(into, from, count);
+  check(cudaGetLastError(), "add_elements");
+}
+
+void DeviceBlockAttention::delta(const float* out, const float* d_out, float* delta, std::size_t rows) {
+  auto& r = *resources_;
+  const std::size_t pairs = rows * r.heads;
+  if (pairs == 0) return;
+  row_dots<<<warp_blocks(pairs), kThreads, 0, r.stream>>>(out, d_out, delta, pairs, r.head_dim);
+  check(cudaGetLastError(), "row_dots");
+}
+
+}  // namespace meshcomm::layers::device
