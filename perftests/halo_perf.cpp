@@ -4,6 +4,7 @@
 //
 //   mpirun -np 2 build/perftests/halo_perf                     # anemoi o96: S 40320, C 1024, w 512
 //   mpirun -np 2 build/perftests/halo_perf --quick --plot halo.png --json halo.json
+//   build/perftests/halo_perf --threads 2 --memory cuda             # ranks as threads on one GPU
 //
 // For each strategy and direction: the time of one exchange (median over repeats of the mean
 // over iterations, maximum over ranks; the strategies measured side by side), the bytes each rank sends, and the speedup over
@@ -19,15 +20,18 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "engine/plot.hpp"
 #include "engine/side_by_side.hpp"
+#include "engine/thread_ranks.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/halo.hpp"
 #include "meshcomm/head_transpose.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
+#include "verifiable/device_staging.hpp"
 
 namespace meshcomm::perf {
 namespace {
@@ -46,7 +50,22 @@ struct HaloOptions {
   int repeats = 3;
   std::string json_path;
   std::string plot_path;
+  MemoryKind memory = MemoryKind::host;
+  int threads = 0;  ///< ranks as threads of this process (0: the mpirun processes)
 };
+
+/// `bytes` bytes in `memory`, every byte `fill`.
+std::shared_ptr<std::byte> filled_buffer(std::size_t bytes, std::byte fill, MemoryKind memory) {
+  std::vector<std::byte> host(bytes, fill);
+  if (memory == MemoryKind::host) {
+    std::shared_ptr<std::byte> buffer(new std::byte[bytes], std::default_delete<std::byte[]>());
+    std::copy(host.begin(), host.end(), buffer.get());
+    return buffer;
+  }
+  auto buffer = verifiable::device_bytes(bytes);
+  verifiable::copy_to_device(buffer.get(), host.data(), bytes);
+  return buffer;
+}
 
 /// One timed exchange: its name, direction, bytes per rank, and how to run it once.
 struct Variant {
@@ -88,9 +107,12 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
   const std::size_t right = options.causal ? 0 : options.window;
   const std::size_t row_bytes = options.channels * size_of(type);
 
-  std::vector<std::byte> extended((left + own + right) * row_bytes, std::byte{1});
-  std::vector<std::byte> sequence(own * row_bytes, std::byte{2});
-  std::vector<std::byte> heads(seq * row_bytes / size + row_bytes, std::byte{3});
+  const MemoryKind memory = options.memory;
+  const auto extended = filled_buffer((left + own + right) * row_bytes, std::byte{1}, memory);
+  const auto sequence = filled_buffer(own * row_bytes, std::byte{2}, memory);
+  const auto heads = filled_buffer(seq * row_bytes / size + row_bytes, std::byte{3}, memory);
+  const auto stream_owner = memory == MemoryKind::cuda ? verifiable::new_stream() : nullptr;
+  const StreamRef stream(stream_owner.get());
 
   std::vector<Variant> variants;
   std::vector<std::unique_ptr<HaloPlan>> plans;
@@ -98,25 +120,23 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
     if (name == "heads_alltoall") {
       auto transpose = std::make_shared<HeadTranspose>(HeadTranspose::create(
           comm, {.shard_rows = shard_rows, .heads = options.heads, .head_dim = options.channels / options.heads,
-                 .type = type}));
+                 .type = type, .memory = memory}));
       const std::size_t bytes = 2 * transpose->bytes_sent();
-      variants.push_back({name, "forward", bytes, [transpose, &sequence, &heads] {
-                            transpose->to_heads(sequence.data(), heads.data()).wait();
-                            transpose->to_sequence(heads.data(), sequence.data()).wait();
-                          }});
-      variants.push_back({name, "adjoint", bytes, [transpose, &sequence, &heads] {
-                            transpose->to_heads(sequence.data(), heads.data()).wait();
-                            transpose->to_sequence(heads.data(), sequence.data()).wait();
-                          }});
+      auto both_ways = [transpose, sequence, heads, stream] {
+        transpose->to_heads(sequence.get(), heads.get(), stream).wait();
+        transpose->to_sequence(heads.get(), sequence.get(), stream).wait();
+      };
+      variants.push_back({name, "forward", bytes, both_ways});
+      variants.push_back({name, "adjoint", bytes, both_ways});
       continue;
     }
     if (name == "mpi_sendrecv") {
-      if (comm.backend() != BackendKind::mpi) continue;
+      if (comm.backend() != BackendKind::mpi || memory != MemoryKind::host) continue;
       // The p2p strategy's bytes, moved by two raw MPI_Sendrecv calls (no periodic wrap).
       const int left_peer = rank > 0 ? rank - 1 : MPI_PROC_NULL;
       const int right_peer = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
       const std::size_t bytes = ((rank + 1 < size ? left : 0) + (rank > 0 ? right : 0)) * row_bytes;
-      auto* base = extended.data();
+      auto* base = extended.get();
       variants.push_back({name, "forward", bytes, [=] {
                             // my last `left` rows go right and become its left halo; my first `right` rows go left.
                             MPI_Sendrecv(base + (left + own - left) * row_bytes, static_cast<int>(left * row_bytes),
@@ -132,15 +152,18 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
     HaloStrategy strategy = name == "p2p" ? HaloStrategy::p2p
                             : name == "mpi_neighbor" ? HaloStrategy::mpi_neighbor
                                                      : HaloStrategy::neighbor_alltoallv;
-    if (strategy == HaloStrategy::mpi_neighbor && comm.backend() != BackendKind::mpi) continue;
+    if (strategy == HaloStrategy::mpi_neighbor && (comm.backend() != BackendKind::mpi || memory != MemoryKind::host)) {
+      continue;
+    }
     plans.push_back(std::make_unique<HaloPlan>(HaloPlan::create(
         comm, {.shard_rows = shard_rows, .left = static_cast<std::int64_t>(left),
                .right = static_cast<std::int64_t>(right), .row_elements = options.channels, .type = type,
-               .strategy = strategy})));
+               .strategy = strategy, .memory = memory})));
     auto* plan = plans.back().get();
-    auto* data = extended.data();
-    variants.push_back({name, "forward", plan->bytes_sent(), [plan, data] { plan->start(data).wait(); }});
-    variants.push_back({name, "adjoint", plan->bytes_sent(), [plan, data] { plan->start_adjoint(data).wait(); }});
+    auto* data = extended.get();
+    variants.push_back({name, "forward", plan->bytes_sent(), [plan, data, stream] { plan->start(data, stream).wait(); }});
+    variants.push_back(
+        {name, "adjoint", plan->bytes_sent(), [plan, data, stream] { plan->start_adjoint(data, stream).wait(); }});
   }
   std::vector<std::function<void()>> bodies;
   for (const auto& variant : variants) bodies.push_back(variant.run);
@@ -166,10 +189,78 @@ void print_table(const std::vector<Result>& results) {
   }
 }
 
+/// Measures, prints (rank 0) and writes the records and plot for `comm`'s ranks.
+void run_on(Communicator& comm, const HaloOptions& options, DataType type) {
+  if (comm.rank() == 0) {
+    fmt::print("# meshcomm halo_perf: {} ranks{}, seq {}, window {} ({}), channels {} ({} heads), {}, {} memory, "
+               "iters {} x {} repeats (median), time = max over ranks\n",
+               comm.size(), options.threads > 0 ? " (threads)" : "", options.seq, options.window, options.causal ? "causal: W-1 rows left" : "each side",
+               options.channels, options.heads, options.dtype, to_string(options.memory), options.iterations,
+               options.repeats);
+  }
+  std::vector<Result> results = measure(comm, options, options.seq, type);
+  if (comm.rank() == 0) print_table(results);
+  std::vector<Result> sweep;
+  if (!options.plot_path.empty()) {
+    for (std::size_t seq = options.seq / 8; seq < options.seq; seq *= 2) {
+      if (seq / comm.size() < 2 * options.window + 1) continue;
+      auto more = measure(comm, options, seq, type);
+      sweep.insert(sweep.end(), more.begin(), more.end());
+    }
+    sweep.insert(sweep.end(), results.begin(), results.end());
+  }
+  if (comm.rank() == 0) {
+    const auto& all = sweep.empty() ? results : sweep;
+    if (!options.json_path.empty()) {
+      std::map<std::string, double> heads_time;
+      for (const auto& r : all) {
+        if (r.strategy == "heads_alltoall") heads_time[r.direction + std::to_string(r.seq)] = r.time_us;
+      }
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& r : all) {
+        const double heads = heads_time[r.direction + std::to_string(r.seq)];
+        records.push_back({{"strategy", r.strategy}, {"direction", r.direction}, {"ranks", comm.size()},
+                           {"seq", r.seq}, {"window", options.window}, {"causal", options.causal},
+                           {"channels", options.channels}, {"dtype", options.dtype},
+                           {"memory", std::string(to_string(options.memory))}, {"bytes_per_rank", r.bytes},
+                           {"time_us", r.time_us}, {"speedup_vs_heads", heads > 0 ? heads / r.time_us : 0.0}});
+      }
+      std::ofstream(options.json_path) << records.dump(2) << "\n";
+      fmt::print("# JSON records: {}\n", options.json_path);
+    }
+    if (!options.plot_path.empty()) {
+      std::map<std::string, PlotSeries> lines;
+      for (const auto& r : sweep) {
+        if (r.direction != "forward") continue;
+        auto& line = lines[r.strategy];
+        line.title = r.strategy;
+        line.x.push_back(static_cast<double>(r.seq));
+        line.y.push_back(r.time_us);
+      }
+      std::vector<PlotSeries> series;
+      for (auto& [name, line] : lines) series.push_back(std::move(line));
+      const auto problem = plot_lines(
+          options.plot_path,
+          {.title = fmt::format("halo exchange vs head all-to-all, {} ranks, window {}, {} channels {}", comm.size(),
+                                options.window, options.channels, options.dtype),
+           .x_label = "sequence length (rows)",
+           .y_label = "time per forward exchange (us)"},
+          series);
+      if (problem.empty()) {
+        fmt::print("# plot: {}\n", options.plot_path);
+      } else {
+        fmt::print(stderr, "halo_perf: no plot: {}\n", problem);
+      }
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   MpiSession session(argc, argv);
   int world_rank = 0;
+  int world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   HaloOptions options;
   CLI::App app{"halo_perf: halo exchange strategies vs the head-sharding all-to-all (run it with mpirun)"};
   app.add_option("--seq", options.seq, "sequence rows S")->capture_default_str();
@@ -188,85 +279,44 @@ int run(int argc, char** argv) {
   app.add_option("--repeat", options.repeats, "timed runs; the median is reported")->capture_default_str();
   app.add_option("--json", options.json_path, "write the records to this file");
   app.add_option("--plot", options.plot_path, "draw time against sequence length per strategy (PNG or .svg)");
+  std::string memory = "host";
+  app.add_option("--memory", memory, "host, or cuda: device buffers (ranks as threads on one GPU with --threads; the "
+                                     "mpi_* baselines need host memory)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"host", "cuda"}));
+  app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
+      ->check(CLI::Range(1, 64));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return world_rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 2);
   }
+  options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
   if (options.quick) {
     options.seq = 4032;
     options.channels = 256;
     options.window = 64;
   }
   try {
-    MpiBootstrap bootstrap;
-    auto comm = Communicator::create(bootstrap);
     const DataType type = options.dtype == "bf16" ? DataType::bf16 : DataType::f32;
     if (options.channels % options.heads != 0) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("--channels {} is not divisible by --heads {}", options.channels, options.heads));
     }
-    if (comm.rank() == 0) {
-      fmt::print("# meshcomm halo_perf: {} ranks, seq {}, window {} ({}), channels {} ({} heads), {}, iters {} x {} "
-                 "repeats (median), time = max over ranks\n",
-                 comm.size(), options.seq, options.window, options.causal ? "causal: W-1 rows left" : "each side",
-                 options.channels, options.heads, options.dtype, options.iterations, options.repeats);
+    if (options.threads > 0 && world_size > 1) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--threads {} runs the ranks inside one process, but mpirun started {}; use one or "
+                              "the other",
+                              options.threads, world_size));
     }
-    std::vector<Result> results = measure(comm, options, options.seq, type);
-    if (comm.rank() == 0) print_table(results);
-    std::vector<Result> sweep;
-    if (!options.plot_path.empty()) {
-      for (std::size_t seq = options.seq / 8; seq < options.seq; seq *= 2) {
-        if (seq / comm.size() < 2 * options.window + 1) continue;
-        auto more = measure(comm, options, seq, type);
-        sweep.insert(sweep.end(), more.begin(), more.end());
-      }
-      sweep.insert(sweep.end(), results.begin(), results.end());
+    if (options.threads > 0) {
+      run_as_threads(options.threads, [&](Communicator& comm) { run_on(comm, options, type); });
+    } else {
+      MpiBootstrap bootstrap;
+      auto comm = Communicator::create(bootstrap);
+      run_on(comm, options, type);
     }
-    if (comm.rank() == 0) {
-      const auto& all = sweep.empty() ? results : sweep;
-      if (!options.json_path.empty()) {
-        std::map<std::string, double> heads_time;
-        for (const auto& r : all) {
-          if (r.strategy == "heads_alltoall") heads_time[r.direction + std::to_string(r.seq)] = r.time_us;
-        }
-        nlohmann::json records = nlohmann::json::array();
-        for (const auto& r : all) {
-          const double heads = heads_time[r.direction + std::to_string(r.seq)];
-          records.push_back({{"strategy", r.strategy}, {"direction", r.direction}, {"ranks", comm.size()},
-                             {"seq", r.seq}, {"window", options.window}, {"causal", options.causal},
-                             {"channels", options.channels}, {"dtype", options.dtype}, {"bytes_per_rank", r.bytes},
-                             {"time_us", r.time_us}, {"speedup_vs_heads", heads > 0 ? heads / r.time_us : 0.0}});
-        }
-        std::ofstream(options.json_path) << records.dump(2) << "\n";
-        fmt::print("# JSON records: {}\n", options.json_path);
-      }
-      if (!options.plot_path.empty()) {
-        std::map<std::string, PlotSeries> lines;
-        for (const auto& r : sweep) {
-          if (r.direction != "forward") continue;
-          auto& line = lines[r.strategy];
-          line.title = r.strategy;
-          line.x.push_back(static_cast<double>(r.seq));
-          line.y.push_back(r.time_us);
-        }
-        std::vector<PlotSeries> series;
-        for (auto& [name, line] : lines) series.push_back(std::move(line));
-        const auto problem = plot_lines(
-            options.plot_path,
-            {.title = fmt::format("halo exchange vs head all-to-all, {} ranks, window {}, {} channels {}", comm.size(),
-                                  options.window, options.channels, options.dtype),
-             .x_label = "sequence length (rows)",
-             .y_label = "time per forward exchange (us)"},
-            series);
-        if (problem.empty()) {
-          fmt::print("# plot: {}\n", options.plot_path);
-        } else {
-          fmt::print(stderr, "halo_perf: no plot: {}\n", problem);
-        }
-      }
-    }
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     fmt::print(stderr, "halo_perf: rank {}: {}\n", world_rank, error.what());
     return 1;
   }

@@ -22,12 +22,10 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "engine/side_by_side.hpp"
-#include "meshcomm/bootstrap.hpp"
+#include "engine/thread_ranks.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/cuda_interop.hpp"
 #include "meshcomm/ring_pipeline.hpp"
@@ -176,50 +174,33 @@ int main(int argc, char** argv) {
   try {
     std::vector<meshcomm::RingTransfer> transfers;
     for (const auto& name : options.transfers) transfers.push_back(parse_transfer(name));
-    auto world = meshcomm::InProcessWorld::create(options.ranks);
-    std::mutex mutex;
-    std::string failure;
     nlohmann::json records = nlohmann::json::array();
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < options.ranks; ++rank) {
-      threads.emplace_back([&, rank] {
-        try {
-          meshcomm::InProcessBootstrap bootstrap(world, rank);
-          auto comm = meshcomm::Communicator::create(bootstrap);
-          RankBench bench(comm, options);
-          if (rank == 0) {
-            fmt::print("# ring_overlap_perf: {} ranks on one GPU, block {} MiB, bf16 GEMM {}^3 per step ({} SMs "
-                       "reserved), median of {}\n",
-                       options.ranks, options.block_mib, options.gemm, options.reserve_sms, options.repeat);
-            fmt::print("# {:>12} {:>14} {:>15} {:>11} {:>11} {:>14}\n", "transfer", "t_compute (us)",
-                       "t_transfer (us)", "t_step (us)", "efficiency", "transfer GB/s");
-          }
-          for (auto transfer : transfers) {
-            const auto [compute, moved, step] = bench.measure(transfer);
-            if (rank != 0) continue;
-            const double efficiency = (compute + moved - step) / std::min(compute, moved);
-            const int steps = options.ranks;
-            // A ring round moves P-1 blocks per rank: per-step transfer time covers (P-1)/P of one.
-            const double gbps = moved > 0 ? static_cast<double>(options.block_mib << 20) * (steps - 1) / steps /
-                                                (moved * 1e3)
-                                          : 0.0;
-            fmt::print("  {:>12} {:>14.1f} {:>15.1f} {:>11.1f} {:>11.2f} {:>14.1f}\n", meshcomm::to_string(transfer),
-                       compute, moved, step, efficiency, gbps);
-            std::lock_guard lock(mutex);
-            records.push_back({{"transfer", meshcomm::to_string(transfer)}, {"ranks", options.ranks},
-                               {"block_bytes", options.block_mib << 20}, {"gemm", options.gemm},
-                               {"reserved_sms", options.reserve_sms},
-                               {"t_compute_us", compute}, {"t_transfer_us", moved}, {"t_step_us", step},
-                               {"overlap_efficiency", efficiency}, {"transfer_gbps", gbps}});
-          }
-        } catch (const std::exception& error) {
-          std::lock_guard lock(mutex);
-          if (failure.empty()) failure = fmt::format("rank {}: {}", rank, error.what());
-        }
-      });
-    }
-    for (auto& thread : threads) thread.join();
-    if (!failure.empty()) throw std::runtime_error(failure);
+    meshcomm::perf::run_as_threads(options.ranks, [&](meshcomm::Communicator& comm) {
+      RankBench bench(comm, options);
+      if (comm.rank() == 0) {
+        fmt::print("# ring_overlap_perf: {} ranks on one GPU, block {} MiB, bf16 GEMM {}^3 per step ({} SMs "
+                   "reserved), median of {}\n",
+                   options.ranks, options.block_mib, options.gemm, options.reserve_sms, options.repeat);
+        fmt::print("# {:>12} {:>14} {:>15} {:>11} {:>11} {:>14}\n", "transfer", "t_compute (us)", "t_transfer (us)",
+                   "t_step (us)", "efficiency", "transfer GB/s");
+      }
+      for (auto transfer : transfers) {
+        const auto [compute, moved, step] = bench.measure(transfer);
+        if (comm.rank() != 0) continue;
+        const double efficiency = (compute + moved - step) / std::min(compute, moved);
+        const int steps = options.ranks;
+        // A ring round moves P-1 blocks per rank: per-step transfer time covers (P-1)/P of one.
+        const double gbps =
+            moved > 0 ? static_cast<double>(options.block_mib << 20) * (steps - 1) / steps / (moved * 1e3) : 0.0;
+        fmt::print("  {:>12} {:>14.1f} {:>15.1f} {:>11.1f} {:>11.2f} {:>14.1f}\n", meshcomm::to_string(transfer),
+                   compute, moved, step, efficiency, gbps);
+        records.push_back({{"transfer", meshcomm::to_string(transfer)}, {"ranks", options.ranks},
+                           {"block_bytes", options.block_mib << 20}, {"gemm", options.gemm},
+                           {"reserved_sms", options.reserve_sms}, {"t_compute_us", compute},
+                           {"t_transfer_us", moved}, {"t_step_us", step}, {"overlap_efficiency", efficiency},
+                           {"transfer_gbps", gbps}});
+      }
+    });
     if (!options.json_path.empty()) std::ofstream(options.json_path) << records.dump(2) << "\n";
   } catch (const std::exception& error) {
     fmt::print(stderr, "ring_overlap_perf: {}\n", error.what());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "communicator_impl.hpp"
+#include "device/device_runtime.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 
@@ -32,27 +33,36 @@ class HeadTransposeImpl {
       head_counts_.push_back(spec.shard_rows[peer] * block);
       head_offsets_.push_back(starts_[peer] * block);
     }
+    if (spec.memory == MemoryKind::cuda) device_packed_ = comm.impl().scratch().acquire(packed_bytes(), spec.memory);
   }
 
-  Work to_heads(const void* sequence, void* heads) {
-    const std::size_t packed_elements = spec_.shard_rows[comm_.rank()] * spec_.heads * spec_.head_dim;
-    auto packed = comm_.impl().scratch().acquire(packed_elements * size_of(spec_.type));
-    shuffle(static_cast<const std::byte*>(sequence), packed.get(), true);
-    auto work = comm_.all_to_allv(ConstBufferView(packed.get(), packed_elements, spec_.type),
-                                  BufferView(heads, total_rows_ * local_heads_ * spec_.head_dim, spec_.type),
-                                  {packed_counts_, packed_offsets_, head_counts_, head_offsets_});
+  Work to_heads(const void* sequence, void* heads, StreamRef stream) {
+    auto packed = packing_buffer();
+    shuffle(static_cast<const std::byte*>(sequence), packed.get(), true, stream);
+    auto work = comm_.all_to_allv(
+        ConstBufferView(packed.get(), packed_elements(), spec_.type, spec_.memory),
+        BufferView(heads, total_rows_ * local_heads_ * spec_.head_dim, spec_.type, spec_.memory),
+        {packed_counts_, packed_offsets_, head_counts_, head_offsets_}, {.stream = stream});
     return keep_alive(std::move(work), std::move(packed), nullptr);
   }
 
-  Work to_sequence(const void* heads, void* sequence) {
-    const std::size_t packed_elements = spec_.shard_rows[comm_.rank()] * spec_.heads * spec_.head_dim;
-    auto packed = comm_.impl().scratch().acquire(packed_elements * size_of(spec_.type));
-    auto work = comm_.all_to_allv(ConstBufferView(heads, total_rows_ * local_heads_ * spec_.head_dim, spec_.type),
-                                  BufferView(packed.get(), packed_elements, spec_.type),
-                                  {head_counts_, head_offsets_, packed_counts_, packed_offsets_});
-    auto* self = this;
+  Work to_sequence(const void* heads, void* sequence, StreamRef stream) {
+    auto packed = packing_buffer();
+    auto work = comm_.all_to_allv(
+        ConstBufferView(heads, total_rows_ * local_heads_ * spec_.head_dim, spec_.type, spec_.memory),
+        BufferView(packed.get(), packed_elements(), spec_.type, spec_.memory),
+        {head_counts_, head_offsets_, packed_counts_, packed_offsets_}, {.stream = stream});
     auto* out = static_cast<std::byte*>(sequence);
-    return keep_alive(std::move(work), packed, [self, packed, out] { self->shuffle(packed.get(), out, false); });
+    if (spec_.memory == MemoryKind::cuda && comm_.impl().backend().stream_ordered()) {
+      // The exchange is queued on the stream: the unshuffle follows it there.
+      shuffle(packed.get(), out, false, stream);
+      return keep_alive(std::move(work), std::move(packed), nullptr);
+    }
+    auto* self = this;
+    return keep_alive(std::move(work), packed, [self, packed, out, stream] {
+      self->shuffle(packed.get(), out, false, stream);
+      if (self->spec_.memory == MemoryKind::cuda) device::synchronize(stream);
+    });
   }
 
   [[nodiscard]] std::size_t sequence_rows() const noexcept { return total_rows_; }
@@ -63,11 +73,33 @@ class HeadTransposeImpl {
   }
 
  private:
-  /// Between [rows, heads, dim] (`sequence`) and the packed [peer, rows, local heads, dim].
-  void shuffle(const std::byte* from, std::byte* to, bool to_packed) const {
+  [[nodiscard]] std::size_t packed_elements() const noexcept {
+    return spec_.shard_rows[comm_.rank()] * spec_.heads * spec_.head_dim;
+  }
+  [[nodiscard]] std::size_t packed_bytes() const noexcept { return packed_elements() * size_of(spec_.type); }
+
+  /// Host memory: a scratch block per call (several calls may be in flight); CUDA memory: the
+  /// plan's own buffer, ordered by the stream.
+  std::shared_ptr<std::byte[]> packing_buffer() {
+    return spec_.memory == MemoryKind::cuda ? device_packed_ : comm_.impl().scratch().acquire(packed_bytes());
+  }
+
+  /// Between [rows, heads, dim] (`sequence`) and the packed [peer, rows, local heads, dim]; on
+  /// CUDA memory queued on `stream` as one strided copy per peer.
+  void shuffle(const std::byte* from, std::byte* to, bool to_packed, StreamRef stream) const {
     const std::size_t rows = spec_.shard_rows[comm_.rank()];
     const std::size_t chunk = local_heads_ * spec_.head_dim * size_of(spec_.type);  // one row of one peer's heads
     const auto peers = static_cast<std::size_t>(comm_.size());
+    if (spec_.memory == MemoryKind::cuda) {
+      for (std::size_t peer = 0; peer < peers; ++peer) {
+        if (to_packed) {
+          device::copy_2d(to + peer * rows * chunk, chunk, from + peer * chunk, peers * chunk, chunk, rows, stream);
+        } else {
+          device::copy_2d(to + peer * chunk, peers * chunk, from + peer * rows * chunk, chunk, chunk, rows, stream);
+        }
+      }
+      return;
+    }
     for (std::size_t peer = 0; peer < peers; ++peer) {
       for (std::size_t row = 0; row < rows; ++row) {
         const std::size_t sequence_at = (row * peers + peer) * chunk;
@@ -99,6 +131,7 @@ class HeadTransposeImpl {
   std::size_t total_rows_ = 0;
   std::vector<std::size_t> starts_;
   std::vector<std::size_t> packed_counts_, packed_offsets_, head_counts_, head_offsets_;
+  std::shared_ptr<std::byte[]> device_packed_;  // CUDA memory: the packing buffer
 };
 
 }  // namespace detail
@@ -117,6 +150,8 @@ HeadTranspose HeadTranspose::create(Communicator& comm, const HeadTransposeSpec&
                            spec.heads, comm.size(), comm.size()));
   }
   if (spec.head_dim == 0) throw fail("head_dim = 0; heads need at least one element");
+  // The exchange must be able to move the tensors' memory.
+  comm.impl().check_buffer(nullptr, 0, spec.memory, comm.impl().begin("HeadTranspose::create"), "spec.memory");
   return HeadTranspose(std::make_unique<detail::HeadTransposeImpl>(comm, spec));
 }
 
@@ -127,11 +162,11 @@ HeadTranspose::~HeadTranspose() = default;
 std::size_t HeadTranspose::sequence_rows() const noexcept { return impl_->sequence_rows(); }
 std::size_t HeadTranspose::local_heads() const noexcept { return impl_->local_heads(); }
 std::size_t HeadTranspose::bytes_sent() const noexcept { return impl_->bytes_sent(); }
-Work HeadTranspose::to_heads(const void* sequence_sharded, void* head_sharded) {
-  return impl_->to_heads(sequence_sharded, head_sharded);
+Work HeadTranspose::to_heads(const void* sequence_sharded, void* head_sharded, StreamRef stream) {
+  return impl_->to_heads(sequence_sharded, head_sharded, stream);
 }
-Work HeadTranspose::to_sequence(const void* head_sharded, void* sequence_sharded) {
-  return impl_->to_sequence(head_sharded, sequence_sharded);
+Work HeadTranspose::to_sequence(const void* head_sharded, void* sequence_sharded, StreamRef stream) {
+  return impl_->to_sequence(head_sharded, sequence_sharded, stream);
 }
 
 }  // namespace meshcomm

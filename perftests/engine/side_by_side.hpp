@@ -14,12 +14,12 @@ struct TimingPlan {
   int repeats = 3;      ///< timed runs; the median is kept
 };
 
-/// Runs each of `bodies` in turn, `plan.repeats` times over, so that drift on a noisy machine
-/// hits them alike; returns for each the median over repeats of its time per call in seconds,
-/// the maximum over the ranks of `comm` (every rank must pass the same bodies).
 /// `value` reduced by `op` over the ranks of `comm` (e.g. the slowest rank's time).
 double reduce_over_ranks(Communicator& comm, double value, ReduceOp op);
 
+/// Runs each of `bodies` in turn, `plan.repeats` times over, so that drift on a noisy machine
+/// hits them alike; returns for each the median over repeats of its time per call in seconds,
+/// the maximum over the ranks of `comm` (every rank must pass the same bodies).
 std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan,
                                       const std::vector<std::function<void()>>& bodies);
 

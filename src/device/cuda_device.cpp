@@ -45,6 +45,14 @@ void copy(void* to, const void* from, std::size_t bytes, StreamRef stream) {
   check_cuda(cudaStreamSynchronize(queue), "cudaStreamSynchronize after a copy");
 }
 
+void copy_2d(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t row_bytes,
+             std::size_t rows, StreamRef stream) {
+  if (row_bytes == 0 || rows == 0) return;
+  check_cuda(cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, row_bytes, rows, cudaMemcpyDefault,
+                               static_cast<cudaStream_t>(stream.native_handle())),
+             "cudaMemcpy2DAsync");
+}
+
 void synchronize(StreamRef stream) {
   check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream.native_handle())), "cudaStreamSynchronize");
 }

@@ -31,6 +31,7 @@ void add_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std:
   refuse("add_rows");
 }
 void copy_on_stream(void*, const void*, std::size_t, int, StreamRef) { refuse("copy_on_stream"); }
+void copy_2d(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t, StreamRef) { refuse("copy_2d"); }
 void synchronize(StreamRef) { refuse("synchronize"); }
 void* allocate(std::size_t) { refuse("allocate"); }
 void release(void*) noexcept {}

@@ -60,6 +60,12 @@ void add_rows(void* destination, std::size_t destination_stride, const void* sou
 /// once): a transfer that takes only a few SMs from the work beside it.
 void copy_on_stream(void* to, const void* from, std::size_t bytes, int blocks, StreamRef stream);
 
+/// Queues a copy of `rows` rows of `row_bytes` bytes, `from_pitch` bytes apart in `from` and
+/// `to_pitch` bytes apart in `to` (device or host on either side), on `stream` (none: the legacy
+/// default stream); returns at once.
+void copy_2d(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, std::size_t row_bytes,
+             std::size_t rows, StreamRef stream);
+
 /// Blocks until the work queued on `stream` so far is complete (none: the legacy default stream).
 void synchronize(StreamRef stream);
 

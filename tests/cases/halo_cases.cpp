@@ -204,6 +204,54 @@ void check_halo_errors(Communicator& comm) {
   comm.barrier();  // still usable
 }
 
+void check_head_transpose(Communicator& comm, MemoryKind memory) {
+  const auto rows = uneven_rows(comm.size());
+  const std::size_t total = std::accumulate(rows.begin(), rows.end(), std::size_t{0});
+  const std::size_t heads = 2 * static_cast<std::size_t>(comm.size());
+  const std::size_t dim = 3;
+  const std::size_t own = rows[comm.rank()];
+  const std::size_t start = start_of(rows, comm.rank());
+  // Element (row, head, d) of the whole tensor, exactly representable.
+  auto value = [&](std::size_t row, std::size_t head, std::size_t d) {
+    return static_cast<float>((row * heads + head) * dim + d);
+  };
+  std::vector<float> shard(own * heads * dim);
+  for (std::size_t r = 0; r < own; ++r) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t d = 0; d < dim; ++d) shard[(r * heads + h) * dim + d] = value(start + r, h, d);
+    }
+  }
+  auto transpose = HeadTranspose::create(comm, {.shard_rows = rows, .heads = heads, .head_dim = dim, .memory = memory});
+  const std::size_t local = transpose.local_heads();
+  std::vector<float> head_sharded(total * local * dim, -1.0F), back(shard.size(), -1.0F);
+  if (memory == MemoryKind::cuda) {
+    const auto stream = verifiable::new_stream();
+    const StreamRef ref(stream.get());
+    auto device_shard = verifiable::device_bytes(shard.size() * sizeof(float));
+    auto device_heads = verifiable::device_bytes(head_sharded.size() * sizeof(float));
+    auto device_back = verifiable::device_bytes(back.size() * sizeof(float));
+    verifiable::copy_to_device(device_shard.get(), shard.data(), shard.size() * sizeof(float));
+    transpose.to_heads(device_shard.get(), device_heads.get(), ref).wait();
+    transpose.to_sequence(device_heads.get(), device_back.get(), ref).wait();
+    verifiable::synchronize_stream(stream.get());
+    verifiable::copy_to_host(head_sharded.data(), device_heads.get(), head_sharded.size() * sizeof(float));
+    verifiable::copy_to_host(back.data(), device_back.get(), back.size() * sizeof(float));
+  } else {
+    transpose.to_heads(shard.data(), head_sharded.data()).wait();
+    transpose.to_sequence(head_sharded.data(), back.data()).wait();
+  }
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < total; ++r) {
+    for (std::size_t h = 0; h < local; ++h) {
+      for (std::size_t d = 0; d < dim; ++d) {
+        wrong += head_sharded[(r * local + h) * dim + d] != value(r, comm.rank() * local + h, d) ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0U) << "to_heads on " << to_string(memory) << ", rank " << comm.rank();
+  EXPECT_EQ(back, shard) << "to_sequence on " << to_string(memory) << ", rank " << comm.rank();
+}
+
 void check_sliding_window_attention(Communicator& comm, HaloStrategy strategy) {
   const int size = comm.size();
   const auto rows = uneven_rows(size);

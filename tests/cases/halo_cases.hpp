@@ -22,6 +22,9 @@ void check_halo_graph(Communicator& comm, HaloStrategy strategy, MemoryKind memo
 /// Negative widths, widths beyond the sequence and specs that differ across ranks are errors
 /// that name the value; the communicator stays usable.
 void check_halo_errors(Communicator& comm);
+/// HeadTranspose moves every element exactly, both ways, for uneven shards; tensors in `memory`
+/// (ordered on a stream of the rank's own when cuda).
+void check_head_transpose(Communicator& comm, MemoryKind memory = MemoryKind::host);
 /// Sliding-window attention of halo-extended shards, and of the head-sharded transpose, equals
 /// unsharded attention (causal window and symmetric window).
 void check_sliding_window_attention(Communicator& comm, HaloStrategy strategy);

@@ -21,6 +21,7 @@ TEST(MpiHalo, SlidingWindowAttention) {
   for (auto strategy : halo_strategies(mpi_world())) check_sliding_window_attention(mpi_world(), strategy);
 }
 TEST(MpiHalo, Errors) { check_halo_errors(mpi_world()); }
+TEST(MpiHeadTranspose, MovesEveryElement) { check_head_transpose(mpi_world()); }
 
 }  // namespace
 }  // namespace meshcomm::testing

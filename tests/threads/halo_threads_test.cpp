@@ -30,6 +30,10 @@ TEST_P(InprocHalo, SlidingWindowAttention) {
   run_ranks(size, [strategy = strategy](Communicator& comm) { check_sliding_window_attention(comm, strategy); });
 }
 
+TEST(InprocHeadTranspose, MovesEveryElement) {
+  for (const int size : {1, 2, 3, 4, 7}) run_ranks(size, [](Communicator& comm) { check_head_transpose(comm); });
+}
+
 INSTANTIATE_TEST_SUITE_P(Matrix, InprocHalo,
                          ::testing::Combine(::testing::Values(HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv),
                                             ::testing::Values(1, 2, 3, 4, 7)),
