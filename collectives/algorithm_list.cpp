@@ -19,21 +19,22 @@ AlgorithmList AlgorithmList::built_in() {
   all.push_back(make_pairwise_all_to_allv());
   all.push_back(make_binomial_broadcast());
   for (auto& native : make_native_algorithms()) all.push_back(std::move(native));
+  for (const auto& algorithm : all) {
+    list.by_kind_.at(static_cast<std::size_t>(algorithm->kind())).push_back({algorithm->name(), algorithm.get()});
+  }
   return list;
 }
 
 const Algorithm* AlgorithmList::find(CollectiveKind kind, std::string_view name) const noexcept {
-  for (const auto& algorithm : algorithms_) {
-    if (algorithm->kind() == kind && algorithm->name() == name) return algorithm.get();
+  for (const auto& named : by_kind_[static_cast<std::size_t>(kind)]) {
+    if (named.name == name) return named.algorithm;
   }
   return nullptr;
 }
 
 std::vector<std::string_view> AlgorithmList::names(CollectiveKind kind) const {
   std::vector<std::string_view> result;
-  for (const auto& algorithm : algorithms_) {
-    if (algorithm->kind() == kind) result.push_back(algorithm->name());
-  }
+  for (const auto& named : by_kind_[static_cast<std::size_t>(kind)]) result.push_back(named.name);
   return result;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,12 @@ class AlgorithmList {
 
  private:
   std::vector<std::unique_ptr<Algorithm>> algorithms_;
+  /// The same algorithms by kind, with their names: `find` runs on every call.
+  struct Named {
+    std::string_view name;
+    const Algorithm* algorithm;
+  };
+  std::array<std::vector<Named>, 6> by_kind_;
 };
 
 }  // namespace meshcomm::detail

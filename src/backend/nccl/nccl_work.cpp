@@ -11,9 +11,7 @@ NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, s
     : channel_(std::move(channel)), context_(std::move(context)), what_(std::move(what)) {}
 
 NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, cudaStream_t stream)
-    : channel_(std::move(channel)), context_(std::move(context)), on_stream_(true), stream_(stream) {
-  what_ = context_.operation;
-}
+    : channel_(std::move(channel)), context_(std::move(context)), on_stream_(true), stream_(stream) {}
 
 NcclWork::~NcclWork() {
   if (event_ != nullptr) channel_->recycle(event_);
@@ -85,12 +83,13 @@ bool NcclWork::test() {
 }
 
 void NcclWork::wait_until(Clock::time_point deadline) {
+  const auto waiting_since = Clock::now();
   for (unsigned spins = 0; !test(); ++spins) {
     if (Clock::now() >= deadline) {
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_).count();
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiting_since).count();
       channel_->abort_with(Error(ErrorCode::timeout,
                                  fmt::format("NCCL {} did not complete within {} ms{}",
-                                             what_, waited,
+                                             what_.empty() ? context_.operation : what_, waited,
                                              context_.peer >= 0 ? fmt::format(" (peer {} may have failed or not "
                                                                               "posted the matching call)",
                                                                               context_.peer)

@@ -47,7 +47,6 @@ class NcclWork final : public WorkState {
   cudaEvent_t event_ = nullptr;
   bool done_ = false;
   std::exception_ptr error_;
-  Clock::time_point started_ = Clock::now();
 };
 
 }  // namespace meshcomm::detail
