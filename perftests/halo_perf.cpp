@@ -116,7 +116,13 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
 
   std::vector<Variant> variants;
   std::vector<std::unique_ptr<HaloPlan>> plans;
+  // Processes sharing a GPU: only p2p moves CUDA memory over mpi (through CUDA IPC).
+  const bool ipc_only = memory == MemoryKind::cuda && comm.backend() == BackendKind::mpi;
   for (const auto& name : chosen_strategies(options.strategy)) {
+    if (ipc_only && name != "p2p") {
+      if (rank == 0) fmt::print("# {} skipped: on cuda memory it needs ranks as threads (--threads)\n", name);
+      continue;
+    }
     if (name == "heads_alltoall") {
       auto transpose = std::make_shared<HeadTranspose>(HeadTranspose::create(
           comm, {.shard_rows = shard_rows, .heads = options.heads, .head_dim = options.channels / options.heads,

@@ -62,6 +62,7 @@ struct RingOptions {
   MemoryKind memory = MemoryKind::host;
   RingTransfer transfer = RingTransfer::automatic;
   int threads = 0;  ///< ranks as threads of this process (0: the mpirun processes)
+  int reserve_sms = 0;
 };
 
 /// What one layout's run measured on this rank, in seconds per ring round.
@@ -151,7 +152,8 @@ RoundTimes measure_device(Communicator& comm, const RingOptions& options,
   auto out = verifiable::device_bytes(bytes), lse = verifiable::device_bytes(rows * options.heads * sizeof(float));
   auto f = [](const std::shared_ptr<std::byte>& device) { return reinterpret_cast<float*>(device.get()); };
   layers::DeviceRingAttention ring(comm, {rows, options.heads, options.head_dim, options.causal}, positions,
-                                   {.stream = StreamRef(stream.get()), .transfer = options.transfer});
+                                   {.stream = StreamRef(stream.get()), .transfer = options.transfer,
+                                    .reserve_sms = options.reserve_sms});
   RoundTimes times;
   times.block_bytes = ring.block_bytes();
   auto compute_alone = [&] {
@@ -203,6 +205,7 @@ nlohmann::json measure(Communicator& comm, const RingOptions& options, layers::S
   return {{"layout", std::string(to_string(layout))}, {"causal", options.causal}, {"ranks", size},
           {"seq", options.seq}, {"heads", options.heads}, {"head_dim", options.head_dim},
           {"memory", std::string(to_string(options.memory))}, {"transfer", std::string(to_string(options.transfer))},
+          {"reserved_sms", options.reserve_sms},
           {"block_bytes", times.block_bytes}, {"t_compute_us", t_compute}, {"t_transfer_us", t_transfer},
           {"t_step_us", t_step}, {"t_wait_us", t_wait}, {"overlap_efficiency", efficiency},
           {"step_vs_sum", t_step / (t_compute + t_transfer)}, {"imbalance", imbalance_time},
@@ -217,7 +220,9 @@ nlohmann::json run_layouts(Communicator& comm, const RingOptions& options) {
                "over ranks, median of {})\n",
                comm.size(), options.threads > 0 ? " (threads)" : "", options.seq, options.heads, options.head_dim,
                options.causal ? "causal" : "full", to_string(options.memory),
-               options.memory == MemoryKind::cuda ? fmt::format(", transfer {}", to_string(options.transfer)) : "",
+               options.memory == MemoryKind::cuda
+                   ? fmt::format(", transfer {}, {} SMs reserved", to_string(options.transfer), options.reserve_sms)
+                   : "",
                options.repeats);
     fmt::print("# {:>10} {:>10} {:>12} {:>10} {:>10} {:>8} {:>10} {:>9} {:>10} {:>10}\n", "layout", "block (B)",
                "t_compute", "t_transfer", "t_step", "t_wait", "overlap", "step/sum", "imbalance", "work imb.");
@@ -268,6 +273,10 @@ int run(int argc, char** argv) {
                                          "copy_engine")
       ->capture_default_str()
       ->check(CLI::IsMember({"automatic", "messages", "sm_copy", "copy_engine"}));
+  app.add_option("--reserve-sms", options.reserve_sms, "with --memory cuda: SMs the attention's GEMMs leave free "
+                                                      "(for --transfer sm_copy)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
       ->check(CLI::Range(1, 64));
   try {

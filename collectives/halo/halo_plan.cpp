@@ -1,13 +1,16 @@
 #include "meshcomm/halo.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "communicator_impl.hpp"
 #include "collective_engine.hpp"
+#include "halo_ipc.hpp"
 #include "halo_layout.hpp"
 #include "internal_p2p.hpp"
 #include "meshcomm/communicator.hpp"
@@ -51,7 +54,15 @@ struct Direction {
   RowTable unpack;  // the packed incoming buffer into rows (forward: copied; adjoint: added)
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
+  std::vector<int> out_peers;            // distinct, for the CUDA IPC signals
+  std::vector<int> in_peers;
 };
+
+std::vector<int> distinct_peers(const std::vector<const HaloMessage*>& messages) {
+  std::set<int> peers;
+  for (const auto* message : messages) peers.insert(message->peer);
+  return {peers.begin(), peers.end()};
+}
 
 std::vector<const HaloMessage*> ordered(const std::vector<HaloMessage>& messages) {
   std::vector<const HaloMessage*> result;
@@ -75,9 +86,12 @@ class HaloPlanImpl {
         strategy_(strategy),
         extended_rows_(extended_rows),
         own_first_(own_first),
-        tag_slots_(tag_slots) {
+        tag_slots_(tag_slots),
+        // The mpi backend moves host memory only: CUDA buffers go through CUDA IPC.
+        through_ipc_(format.memory == MemoryKind::cuda && comm.backend().kind() == BackendKind::mpi) {
     prepare(forward_, layout_.sends, layout_.receives, false);
     prepare(adjoint_, layout_.receives, layout_.sends, true);
+    if (through_ipc_) open_ipc();
     std::vector<device::RowPair> forward_local;
     std::vector<device::RowPair> adjoint_local;
     for (const auto& copy : layout_.local) {
@@ -89,6 +103,7 @@ class HaloPlanImpl {
   }
 
   Work start(void* extended, bool adjoint, StreamRef stream) {
+    if (through_ipc_) return start_ipc(extended, adjoint, stream);
     const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
     comm_.check_buffer(extended, extended_rows_, format_.memory, label, "extended");
     comm_.order_after_stream(format_.memory, stream);
@@ -121,8 +136,9 @@ class HaloPlanImpl {
     std::vector<device::RowPair> unpack;
     for (const auto* message : direction.out) {
       direction.out_offset.push_back(direction.out_bytes);
-      // p2p sends a dense message straight from its rows; everything else goes through the pack.
-      if (strategy_ != HaloStrategy::p2p || !dense(*message)) {
+      // p2p sends a dense message straight from its rows; everything else goes through the pack
+      // (through CUDA IPC everything: receivers read the outbox).
+      if (through_ipc_ || strategy_ != HaloStrategy::p2p || !dense(*message)) {
         for (std::size_t r = 0; r < message->rows.size(); ++r) {
           pack.push_back({direction.out_bytes / format_.row_bytes + r, message->rows[r]});
         }
@@ -141,6 +157,8 @@ class HaloPlanImpl {
     }
     direction.pack = RowTable(std::move(pack), format_.memory);
     direction.unpack = RowTable(std::move(unpack), format_.memory);
+    direction.out_peers = distinct_peers(direction.out);
+    direction.in_peers = distinct_peers(direction.in);
     if (strategy_ != HaloStrategy::mpi_neighbor) return;
     std::vector<int> sources;
     std::vector<int> destinations;
@@ -171,11 +189,7 @@ class HaloPlanImpl {
   /// Step 0: local rows, packing, and the transfers.
   std::vector<Work> post(Direction& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
                          bool adjoint, OperationLabel label, int first_tag) {
-    if (adjoint) {
-      local_adjoint_.add(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_elements, format_.type);
-    } else {
-      local_forward_.copy(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_bytes);
-    }
+    copy_local(base, adjoint);
     direction.pack.copy(packed_out, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
     std::vector<Work> works;
     if (strategy_ == HaloStrategy::p2p) {
@@ -226,6 +240,105 @@ class HaloPlanImpl {
     return works;
   }
 
+  /// Collective: the outboxes and where every incoming message sits in its sender's.
+  void open_ipc() {
+    if (strategy_ != HaloStrategy::p2p) {
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("strategy {} on cuda memory needs a backend that moves it (inproc or nccl); on mpi, "
+                              "CUDA memory moves through CUDA IPC with strategy p2p",
+                              to_string(strategy_)),
+                  {.operation = "HaloPlan::create"});
+    }
+    const auto label = comm_.begin("HaloPlan::create");
+    std::array<IpcDirectionLayout, 2> layouts;
+    for (int d = 0; d < 2; ++d) {
+      const auto& direction = d == 0 ? forward_ : adjoint_;
+      for (std::size_t i = 0; i < direction.out.size(); ++i) {
+        layouts[d].out.push_back({direction.out[i]->peer, direction.out[i]->slot, direction.out_offset[i],
+                                  direction.out[i]->rows.size() * format_.row_bytes});
+      }
+      for (std::size_t i = 0; i < direction.in.size(); ++i) {
+        layouts[d].in.push_back({direction.in[i]->peer, direction.in[i]->slot, direction.in_offset[i],
+                                 direction.in[i]->rows.size() * format_.row_bytes});
+      }
+      layouts[d].out_bytes = direction.out_bytes;
+    }
+    ipc_ = make_halo_ipc(comm_, layouts, comm_.reserve_internal_tags(2 * tag_slots_), tag_slots_, label);
+  }
+
+  /// An exchange through CUDA IPC: pack into the outbox and say so (step 0); copy each message
+  /// out of its sender's outbox, unpack, and say so (step 1); done once every receiver has
+  /// copied this rank's outbox (step 2). One exchange per direction at a time.
+  Work start_ipc(void* extended, bool adjoint, StreamRef stream) {
+    const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
+    if (auto problem = device::pointer_problem(extended); !problem.empty()) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("extended is not CUDA memory: {}", problem),
+                  comm_.context(label));
+    }
+    const int d = adjoint ? 1 : 0;
+    if (ipc_busy_[d].exchange(true)) {
+      throw Error(ErrorCode::invalid_argument,
+                  "the previous exchange in this direction is still in flight; wait for its Work first (plans on "
+                  "CUDA memory over mpi exchange through one outbox per direction)",
+                  comm_.context(label));
+    }
+    comm_.order_after_stream(format_.memory, stream);
+    auto& direction = adjoint ? adjoint_ : forward_;
+    auto* base = static_cast<std::byte*>(extended);
+    auto scratch = comm_.scratch().acquire(direction.in_bytes, format_.memory);
+    const int tag = comm_.reserve_internal_tags(2);
+    // Signal payloads (step numbers are not needed: each start has its own tags).
+    auto payloads = std::make_shared<std::vector<std::int64_t>>(2 * (direction.out_peers.size() + direction.in_peers.size()));
+    // However the exchange ends, the direction is free again once its Work is dropped.
+    std::shared_ptr<void> release(nullptr, [busy = &ipc_busy_[d]](void*) { busy->store(false); });
+    auto* self = this;
+    return comm_.make_work(std::make_shared<ScheduleWorkState>(
+        3, [self, &direction, base, scratch, adjoint, label, tag, payloads, release, d](int step) {
+          auto signal = [&](const std::vector<int>& to, const std::vector<int>& from, int signal_tag,
+                            std::int64_t* slots) {
+            std::vector<Work> works;
+            for (std::size_t i = 0; i < from.size(); ++i) {
+              works.push_back(recv_bytes(self->comm_, slots + i, sizeof *slots, from[i], signal_tag, label,
+                                         MemoryKind::host));
+            }
+            for (std::size_t i = 0; i < to.size(); ++i) {
+              works.push_back(send_bytes(self->comm_, slots + from.size() + i, sizeof *slots, to[i], signal_tag,
+                                         label, MemoryKind::host));
+            }
+            return works;
+          };
+          auto* slots = payloads->data();
+          const std::size_t peers = direction.out_peers.size() + direction.in_peers.size();
+          if (step == 0) {
+            self->copy_local(base, adjoint);
+            direction.pack.copy(self->ipc_->outbox(d), self->format_.row_bytes, base, self->format_.stride_bytes,
+                                self->format_.row_bytes);
+            return signal(direction.out_peers, direction.in_peers, tag, slots);  // ready
+          }
+          if (step == 1) {
+            for (std::size_t i = 0; i < direction.in.size(); ++i) {
+              const auto& message = *direction.in[i];
+              const bool direct = !adjoint && self->dense(message);
+              void* target = direct ? self->row(base, message.rows.front()) : scratch.get() + direction.in_offset[i];
+              device::copy(target, self->ipc_->source(d, i), message.rows.size() * self->format_.row_bytes);
+            }
+            self->finish(direction, base, scratch.get(), adjoint);
+            return signal(direction.in_peers, direction.out_peers, tag + 1, slots + peers);  // pulled
+          }
+          self->ipc_busy_[d].store(false);
+          return std::vector<Work>{};
+        }));
+  }
+
+  /// A rank's own rows that its halo repeats (periodic halos on small rings).
+  void copy_local(std::byte* base, bool adjoint) const {
+    if (adjoint) {
+      local_adjoint_.add(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_elements, format_.type);
+    } else {
+      local_forward_.copy(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_bytes);
+    }
+  }
+
   /// Step 1: received rows into place (forward) or added onto their owners' rows (adjoint).
   void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint) const {
     if (adjoint) {
@@ -247,6 +360,9 @@ class HaloPlanImpl {
   RowTable local_forward_;
   RowTable local_adjoint_;
   std::vector<std::size_t> counts_;
+  bool through_ipc_;
+  std::unique_ptr<HaloIpc> ipc_;       // CUDA memory on mpi
+  std::atomic<bool> ipc_busy_[2] = {};  // an exchange in flight, per direction
 };
 
 namespace {

@@ -9,13 +9,23 @@ namespace meshcomm::detail {
 
 namespace {
 
+/// Every rank's `mine`, gathered; the parts that each of `peers` offered, one after another.
+template <class Item>
+std::vector<Item> peers_items(CommunicatorImpl& comm, std::span<const Item> mine, std::span<const int> peers,
+                              OperationLabel label) {
+  const auto all = exchange_all_gather(comm, std::as_bytes(mine), label);
+  std::vector<Item> items(mine.size() * peers.size());
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    std::memcpy(items.data() + i * mine.size(), all.data() + static_cast<std::size_t>(peers[i]) * mine.size_bytes(),
+                mine.size_bytes());
+  }
+  return items;
+}
+
 /// Every rank's `mine`, gathered; the part that `peer` offered.
 template <class Item>
 std::vector<Item> peer_items(CommunicatorImpl& comm, std::span<const Item> mine, int peer, OperationLabel label) {
-  const auto all = exchange_all_gather(comm, std::as_bytes(mine), label);
-  std::vector<Item> items(mine.size());
-  std::memcpy(items.data(), all.data() + static_cast<std::size_t>(peer) * mine.size_bytes(), mine.size_bytes());
-  return items;
+  return peers_items(comm, mine, std::span(&peer, 1), label);
 }
 
 }  // namespace
@@ -36,13 +46,23 @@ cudaEvent_t DevicePeers::new_event() const {
 }
 
 std::vector<std::byte*> DevicePeers::open_buffers(std::span<std::byte* const> mine, int peer, OperationLabel label) {
-  if (!across_processes_) return peer_items<std::byte*>(comm_, mine, peer, label);
+  return open(mine, std::span(&peer, 1), label);
+}
+
+std::vector<std::byte*> DevicePeers::open_buffer_of_each(std::byte* mine, std::span<const int> peers,
+                                                         OperationLabel label) {
+  return open(std::span(&mine, 1), peers, label);
+}
+
+std::vector<std::byte*> DevicePeers::open(std::span<std::byte* const> mine, std::span<const int> peers,
+                                          OperationLabel label) {
+  if (!across_processes_) return peers_items<std::byte*>(comm_, mine, peers, label);
   std::vector<cudaIpcMemHandle_t> handles(mine.size());
   for (std::size_t i = 0; i < mine.size(); ++i) {
     device::check_cuda(cudaIpcGetMemHandle(&handles[i], mine[i]), "cudaIpcGetMemHandle");
   }
   std::vector<std::byte*> theirs;
-  for (const auto& handle : peer_items<cudaIpcMemHandle_t>(comm_, handles, peer, label)) {
+  for (const auto& handle : peers_items<cudaIpcMemHandle_t>(comm_, handles, peers, label)) {
     void* pointer = nullptr;
     device::check_cuda(cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess),
                        "cudaIpcOpenMemHandle (the ranks must share a node)");

@@ -197,7 +197,7 @@ struct DeviceBlockAttention::Resources {
 };
 
 DeviceBlockAttention::DeviceBlockAttention(StreamRef stream, std::size_t max_query_rows, std::size_t max_key_rows,
-                                           std::size_t heads, std::size_t head_dim)
+                                           std::size_t heads, std::size_t head_dim, int reserve_sms)
     : resources_(std::make_unique<Resources>()) {
   auto& r = *resources_;
   r.stream = static_cast<cudaStream_t>(stream.native_handle());
@@ -209,6 +209,13 @@ DeviceBlockAttention::DeviceBlockAttention(StreamRef stream, std::size_t max_que
   check(cublasSetStream(r.blas, r.stream), "cublasSetStream");
   // fp32 products (no TF32), so the results match the host reference closely.
   check(cublasSetMathMode(r.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  if (reserve_sms > 0) {
+    int device = 0;
+    int sms = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    check(cublasSetSmCountTarget(r.blas, std::max(1, sms - reserve_sms)), "cublasSetSmCountTarget");
+  }
   const std::size_t scores = heads * max_query_rows * max_key_rows;
   r.scores = allocate<float>(scores, "cudaMalloc (scores)");
   r.d_probabilities = allocate<float>(scores, "cudaMalloc (score gradients)");

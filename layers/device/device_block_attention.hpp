@@ -32,9 +32,10 @@ struct DeviceBlock {
 /// at once.
 class DeviceBlockAttention {
  public:
-  /// Scratch for regions up to `max_query_rows` x `max_key_rows` over `heads` heads.
+  /// Scratch for regions up to `max_query_rows` x `max_key_rows` over `heads` heads; the GEMMs
+  /// leave `reserve_sms` SMs free for work beside them (0: they may take all).
   DeviceBlockAttention(StreamRef stream, std::size_t max_query_rows, std::size_t max_key_rows, std::size_t heads,
-                       std::size_t head_dim);
+                       std::size_t head_dim, int reserve_sms = 0);
   ~DeviceBlockAttention();
   DeviceBlockAttention(const DeviceBlockAttention&) = delete;
   DeviceBlockAttention& operator=(const DeviceBlockAttention&) = delete;

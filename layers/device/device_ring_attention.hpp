@@ -20,6 +20,9 @@ namespace meshcomm::layers {
 struct DeviceRingOptions {
   StreamRef stream;  ///< the compute stream (none: the legacy default stream)
   RingTransfer transfer = RingTransfer::automatic;
+  /// SMs the attention's GEMMs leave free (cuBLAS's SM count target), so that an `sm_copy`
+  /// transfer finds some beside them; 0: the GEMMs may take every SM.
+  int reserve_sms = 0;
 };
 
 /// RingAttention (fp32) over the ranks of `ring`, on device buffers: planned once, run many
