@@ -1,7 +1,6 @@
 #include "meshcomm/halo.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <numeric>
 #include <set>
 
@@ -264,87 +263,60 @@ class HaloPlanImpl {
       layouts[d].out_bytes = direction.out_bytes;
     }
     ipc_ = make_halo_ipc(comm_, layouts, comm_.reserve_internal_tags(2 * tag_slots_), tag_slots_, label);
+    ipc_received_[0] = comm_.scratch().acquire(std::max<std::size_t>(forward_.in_bytes, 1), MemoryKind::cuda);
+    ipc_received_[1] = comm_.scratch().acquire(std::max<std::size_t>(adjoint_.in_bytes, 1), MemoryKind::cuda);
   }
 
-  /// An exchange through CUDA IPC: pack into the outbox and say so (step 0); copy each message
-  /// out of its sender's outbox, unpack, and say so (step 1); done once every receiver has
-  /// copied this rank's outbox (step 2). One exchange per direction at a time.
+  /// An exchange through CUDA IPC, ordered on `stream`: local rows and the pack go into the
+  /// outbox, the other ranks' messages come straight out of theirs.
   Work start_ipc(void* extended, bool adjoint, StreamRef stream) {
     const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
     if (auto problem = device::pointer_problem(extended); !problem.empty()) {
       throw Error(ErrorCode::invalid_argument, fmt::format("extended is not CUDA memory: {}", problem),
                   comm_.context(label));
     }
-    const int d = adjoint ? 1 : 0;
-    if (ipc_busy_[d].exchange(true)) {
-      throw Error(ErrorCode::invalid_argument,
-                  "the previous exchange in this direction is still in flight; wait for its Work first (plans on "
-                  "CUDA memory over mpi exchange through one outbox per direction)",
-                  comm_.context(label));
-    }
-    comm_.order_after_stream(format_.memory, stream);
     auto& direction = adjoint ? adjoint_ : forward_;
     auto* base = static_cast<std::byte*>(extended);
-    auto scratch = comm_.scratch().acquire(direction.in_bytes, format_.memory);
-    const int tag = comm_.reserve_internal_tags(2);
-    // Signal payloads (step numbers are not needed: each start has its own tags).
-    auto payloads = std::make_shared<std::vector<std::int64_t>>(2 * (direction.out_peers.size() + direction.in_peers.size()));
-    // However the exchange ends, the direction is free again once its Work is dropped.
-    std::shared_ptr<void> release(nullptr, [busy = &ipc_busy_[d]](void*) { busy->store(false); });
-    auto* self = this;
-    return comm_.make_work(std::make_shared<ScheduleWorkState>(
-        3, [self, &direction, base, scratch, adjoint, label, tag, payloads, release, d](int step) {
-          auto signal = [&](const std::vector<int>& to, const std::vector<int>& from, int signal_tag,
-                            std::int64_t* slots) {
-            std::vector<Work> works;
-            for (std::size_t i = 0; i < from.size(); ++i) {
-              works.push_back(recv_bytes(self->comm_, slots + i, sizeof *slots, from[i], signal_tag, label,
-                                         MemoryKind::host));
-            }
-            for (std::size_t i = 0; i < to.size(); ++i) {
-              works.push_back(send_bytes(self->comm_, slots + from.size() + i, sizeof *slots, to[i], signal_tag,
-                                         label, MemoryKind::host));
-            }
-            return works;
-          };
-          auto* slots = payloads->data();
-          const std::size_t peers = direction.out_peers.size() + direction.in_peers.size();
-          if (step == 0) {
-            self->copy_local(base, adjoint);
-            direction.pack.copy(self->ipc_->outbox(d), self->format_.row_bytes, base, self->format_.stride_bytes,
-                                self->format_.row_bytes);
-            return signal(direction.out_peers, direction.in_peers, tag, slots);  // ready
-          }
-          if (step == 1) {
-            for (std::size_t i = 0; i < direction.in.size(); ++i) {
-              const auto& message = *direction.in[i];
-              const bool direct = !adjoint && self->dense(message);
-              void* target = direct ? self->row(base, message.rows.front()) : scratch.get() + direction.in_offset[i];
-              device::copy(target, self->ipc_->source(d, i), message.rows.size() * self->format_.row_bytes);
-            }
-            self->finish(direction, base, scratch.get(), adjoint);
-            return signal(direction.in_peers, direction.out_peers, tag + 1, slots + peers);  // pulled
-          }
-          self->ipc_busy_[d].store(false);
-          return std::vector<Work>{};
-        }));
+    std::byte* received = ipc_received_[adjoint ? 1 : 0].get();
+    constexpr auto queued = device::Completion::queued;
+    const IpcRowWork rows{
+        .pack =
+            [&](std::byte* outbox) {
+              copy_local(base, adjoint, stream, queued);
+              direction.pack.copy(outbox, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes, stream,
+                                  queued);
+            },
+        .target =
+            [&](std::size_t index) {
+              const auto& message = *direction.in[index];
+              return !adjoint && dense(message) ? row(base, message.rows.front())
+                                                : received + direction.in_offset[index];
+            },
+        .unpack = [&] { finish(direction, base, received, adjoint, stream, queued); }};
+    return ipc_->exchange(adjoint ? 1 : 0, stream, rows, label);
   }
 
   /// A rank's own rows that its halo repeats (periodic halos on small rings).
-  void copy_local(std::byte* base, bool adjoint) const {
+  void copy_local(std::byte* base, bool adjoint, StreamRef stream = {},
+                  device::Completion completion = device::Completion::on_return) const {
     if (adjoint) {
-      local_adjoint_.add(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_elements, format_.type);
+      local_adjoint_.add(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_elements, format_.type,
+                         stream, completion);
     } else {
-      local_forward_.copy(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_bytes);
+      local_forward_.copy(base, format_.stride_bytes, base, format_.stride_bytes, format_.row_bytes, stream,
+                          completion);
     }
   }
 
   /// Step 1: received rows into place (forward) or added onto their owners' rows (adjoint).
-  void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint) const {
+  void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint, StreamRef stream = {},
+              device::Completion completion = device::Completion::on_return) const {
     if (adjoint) {
-      direction.unpack.add(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_elements, format_.type);
+      direction.unpack.add(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_elements, format_.type,
+                           stream, completion);
     } else {
-      direction.unpack.copy(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_bytes);
+      direction.unpack.copy(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_bytes, stream,
+                            completion);
     }
   }
 
@@ -361,8 +333,10 @@ class HaloPlanImpl {
   RowTable local_adjoint_;
   std::vector<std::size_t> counts_;
   bool through_ipc_;
-  std::unique_ptr<HaloIpc> ipc_;       // CUDA memory on mpi
-  std::atomic<bool> ipc_busy_[2] = {};  // an exchange in flight, per direction
+  // CUDA memory on mpi: messages not read straight into rows, per direction, and the transport
+  // (declared last, so it is destroyed first: it waits for the device work on both).
+  std::shared_ptr<std::byte[]> ipc_received_[2];
+  std::unique_ptr<HaloIpc> ipc_;
 };
 
 namespace {

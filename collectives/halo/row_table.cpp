@@ -32,12 +32,12 @@ RowTable::RowTable(std::vector<device::RowPair> pairs, MemoryKind memory) : memo
 }
 
 void RowTable::copy(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-                    std::size_t row_bytes) const {
+                    std::size_t row_bytes, StreamRef stream, device::Completion completion) const {
   if (pairs_.empty()) return;
   if (memory_ == MemoryKind::cuda) {
     // Copies never repeat a destination: one wave.
     device::copy_rows(destination, destination_stride, source, source_stride, device_pairs_.get(), pairs_.size(),
-                      row_bytes);
+                      row_bytes, stream, completion);
     return;
   }
   auto* to = static_cast<std::byte*>(destination);
@@ -48,7 +48,7 @@ void RowTable::copy(void* destination, std::size_t destination_stride, const voi
 }
 
 void RowTable::add(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-                   std::size_t row_elements, DataType type) const {
+                   std::size_t row_elements, DataType type, StreamRef stream, device::Completion completion) const {
   if (pairs_.empty()) return;
   auto* to = static_cast<std::byte*>(destination);
   const auto* from = static_cast<const std::byte*>(source);
@@ -57,7 +57,7 @@ void RowTable::add(void* destination, std::size_t destination_stride, const void
     const std::size_t count = wave_starts_[wave + 1] - first;
     if (memory_ == MemoryKind::cuda) {
       device::add_rows(destination, destination_stride, source, source_stride, device_pairs_.get() + first, count,
-                       row_elements, type);
+                       row_elements, type, stream, completion);
       continue;
     }
     for (std::size_t i = first; i < first + count; ++i) {

@@ -19,11 +19,14 @@ class RowTable {
   RowTable(std::vector<device::RowPair> pairs, MemoryKind memory);
 
   /// Copies `row_bytes` per pair from `source` rows to `destination` rows (strides in bytes).
+  /// On CUDA memory the kernel runs on `stream`, complete on return unless `completion` is queued.
   void copy(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-            std::size_t row_bytes) const;
+            std::size_t row_bytes, StreamRef stream = {},
+            device::Completion completion = device::Completion::on_return) const;
   /// Adds `row_elements` elements of `type` per pair from `source` rows onto `destination` rows.
   void add(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-           std::size_t row_elements, DataType type) const;
+           std::size_t row_elements, DataType type, StreamRef stream = {},
+           device::Completion completion = device::Completion::on_return) const;
 
   [[nodiscard]] bool empty() const noexcept { return pairs_.empty(); }
 

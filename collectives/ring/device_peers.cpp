@@ -22,11 +22,6 @@ std::vector<Item> peers_items(CommunicatorImpl& comm, std::span<const Item> mine
   return items;
 }
 
-/// Every rank's `mine`, gathered; the part that `peer` offered.
-template <class Item>
-std::vector<Item> peer_items(CommunicatorImpl& comm, std::span<const Item> mine, int peer, OperationLabel label) {
-  return peers_items(comm, mine, std::span(&peer, 1), label);
-}
 
 }  // namespace
 
@@ -46,16 +41,11 @@ cudaEvent_t DevicePeers::new_event() const {
 }
 
 std::vector<std::byte*> DevicePeers::open_buffers(std::span<std::byte* const> mine, int peer, OperationLabel label) {
-  return open(mine, std::span(&peer, 1), label);
+  return open_buffers_of_each(mine, std::span(&peer, 1), label);
 }
 
-std::vector<std::byte*> DevicePeers::open_buffer_of_each(std::byte* mine, std::span<const int> peers,
-                                                         OperationLabel label) {
-  return open(std::span(&mine, 1), peers, label);
-}
-
-std::vector<std::byte*> DevicePeers::open(std::span<std::byte* const> mine, std::span<const int> peers,
-                                          OperationLabel label) {
+std::vector<std::byte*> DevicePeers::open_buffers_of_each(std::span<std::byte* const> mine,
+                                                          std::span<const int> peers, OperationLabel label) {
   if (!across_processes_) return peers_items<std::byte*>(comm_, mine, peers, label);
   std::vector<cudaIpcMemHandle_t> handles(mine.size());
   for (std::size_t i = 0; i < mine.size(); ++i) {
@@ -73,13 +63,18 @@ std::vector<std::byte*> DevicePeers::open(std::span<std::byte* const> mine, std:
 }
 
 std::vector<cudaEvent_t> DevicePeers::open_events(std::span<const cudaEvent_t> mine, int peer, OperationLabel label) {
-  if (!across_processes_) return peer_items<cudaEvent_t>(comm_, mine, peer, label);
+  return open_events_of_each(mine, std::span(&peer, 1), label);
+}
+
+std::vector<cudaEvent_t> DevicePeers::open_events_of_each(std::span<const cudaEvent_t> mine,
+                                                          std::span<const int> peers, OperationLabel label) {
+  if (!across_processes_) return peers_items<cudaEvent_t>(comm_, mine, peers, label);
   std::vector<cudaIpcEventHandle_t> handles(mine.size());
   for (std::size_t i = 0; i < mine.size(); ++i) {
     device::check_cuda(cudaIpcGetEventHandle(&handles[i], mine[i]), "cudaIpcGetEventHandle");
   }
   std::vector<cudaEvent_t> theirs;
-  for (const auto& handle : peer_items<cudaIpcEventHandle_t>(comm_, handles, peer, label)) {
+  for (const auto& handle : peers_items<cudaIpcEventHandle_t>(comm_, handles, peers, label)) {
     cudaEvent_t event = nullptr;
     device::check_cuda(cudaIpcOpenEventHandle(&event, handle), "cudaIpcOpenEventHandle");
     opened_events_.push_back(event);

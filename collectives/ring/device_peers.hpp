@@ -27,16 +27,18 @@ class DevicePeers {
 
   /// Collective: every rank offers `mine` (buffers from cudaMalloc); returns `peer`'s, usable here.
   std::vector<std::byte*> open_buffers(std::span<std::byte* const> mine, int peer, OperationLabel label);
-  /// Collective: every rank offers one buffer; returns those of `peers` (in that order), usable
+  /// Collective: as open_buffers, those of each of `peers`, one peer's after another, usable
   /// here. Ranks may name different peers.
-  std::vector<std::byte*> open_buffer_of_each(std::byte* mine, std::span<const int> peers, OperationLabel label);
+  std::vector<std::byte*> open_buffers_of_each(std::span<std::byte* const> mine, std::span<const int> peers,
+                                               OperationLabel label);
   /// Collective: every rank offers `mine` (from new_event); returns `peer`'s, for waiting on.
   std::vector<cudaEvent_t> open_events(std::span<const cudaEvent_t> mine, int peer, OperationLabel label);
+  /// Collective: as open_events, those of each of `peers`, one peer's after another. Ranks may
+  /// name different peers.
+  std::vector<cudaEvent_t> open_events_of_each(std::span<const cudaEvent_t> mine, std::span<const int> peers,
+                                               OperationLabel label);
 
  private:
-  /// `mine` offered by every rank; those of `peers`, one after another, opened here.
-  std::vector<std::byte*> open(std::span<std::byte* const> mine, std::span<const int> peers, OperationLabel label);
-
   CommunicatorImpl& comm_;
   bool across_processes_;
   std::vector<void*> opened_buffers_;

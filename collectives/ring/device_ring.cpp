@@ -24,6 +24,7 @@
 
 #include "device/cuda_check.hpp"
 #include "device/device_runtime.hpp"
+#include "device/event_work.hpp"
 #include "device_peers.hpp"
 #include "internal_p2p.hpp"
 #include "ring_transport.hpp"
@@ -42,27 +43,6 @@ constexpr std::size_t kStagingPiece = std::size_t{4} << 20;
 
 /// Event slots per kind, reused round-robin.
 constexpr int kSlots = 4;
-
-/// Completes when a CUDA event has; waiting past the deadline is a timeout naming the step.
-class EventWork final : public WorkState {
- public:
-  EventWork(cudaEvent_t event, ErrorContext context) : event_(event), context_(std::move(context)) {}
-  bool test() override {
-    const cudaError_t status = cudaEventQuery(event_);
-    if (status == cudaErrorNotReady) return false;
-    device::check_cuda(status, "cudaEventQuery");
-    return true;
-  }
-  void wait_until(Clock::time_point deadline) override {
-    if (!poll_until([this] { return test(); }, deadline)) {
-      throw Error(ErrorCode::timeout, "the ring step's device copy did not finish in time", context_);
-    }
-  }
-
- private:
-  cudaEvent_t event_;
-  ErrorContext context_;
-};
 
 class DeviceRing final : public RingTransport {
  public:
@@ -173,7 +153,8 @@ class DeviceRing final : public RingTransport {
     pulled_signal_out_ =
         send_bytes(comm_, &pulled_step_out_, sizeof step_, peers_.receive, tag + 1, label, MemoryKind::host);
     ++step_;
-    return comm_.make_work(std::make_shared<EventWork>(pulled_[slot], comm_.context(label, peers_.receive)));
+    return comm_.make_work(std::make_shared<EventWork>(pulled_[slot], comm_.context(label, peers_.receive),
+                                                                  "the ring step's device copy"));
   }
 
   void advance(StreamRef stream) override {

@@ -46,6 +46,8 @@ struct HaloSpec {
   bool periodic = false;
   HaloStrategy strategy = HaloStrategy::p2p;
   /// Where the extended buffers live: host, or cuda (device memory; rows are packed by kernels).
+  /// On the mpi backend CUDA memory moves between processes sharing a GPU through CUDA IPC, with
+  /// strategy p2p only.
   MemoryKind memory = MemoryKind::host;
 };
 
@@ -95,7 +97,10 @@ class MESHCOMM_API HaloPlan {
   [[nodiscard]] HaloStrategy strategy() const noexcept;
 
   /// Forward: fills the halo rows of `extended` from the rows their owners hold. On CUDA memory
-  /// the exchange starts after `stream`'s earlier work (which wrote the own rows).
+  /// the exchange starts after `stream`'s earlier work (which wrote the own rows). On inproc its
+  /// Work completes with the rows in place; over mpi (CUDA IPC) the exchange is queued on
+  /// `stream`, later work on it sees the rows, and the Work completes when the stream has run it
+  /// (the host waits only for the peers' small signals).
   Work start(void* extended, StreamRef stream = {});
   /// Adjoint: sends the gradients in the halo rows of `extended_gradient` back to the rows they
   /// came from and adds them there (the transpose of `start`). Halo rows are left as they were.

@@ -23,11 +23,12 @@ void reduce_pair(void*, const void*, const void*, std::size_t, DataType, ReduceO
   refuse("reduce_pair");
 }
 void divide_for_average(void*, std::size_t, DataType, int, StreamRef) { refuse("divide_for_average"); }
-void copy_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std::size_t, std::size_t, StreamRef) {
+void copy_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std::size_t, std::size_t, StreamRef,
+               Completion) {
   refuse("copy_rows");
 }
 void add_rows(void*, std::size_t, const void*, std::size_t, const RowPair*, std::size_t, std::size_t, DataType,
-              StreamRef) {
+              StreamRef, Completion) {
   refuse("add_rows");
 }
 void copy_on_stream(void*, const void*, std::size_t, int, StreamRef) { refuse("copy_on_stream"); }

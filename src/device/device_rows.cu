@@ -74,15 +74,16 @@ std::size_t vector_bytes(const void* to, std::size_t to_stride, const void* from
   return 1;
 }
 
-void finish(cudaStream_t stream, const char* what) {
+void finish(cudaStream_t stream, Completion completion, const char* what) {
   check_cuda(cudaGetLastError(), what);
-  check_cuda(cudaStreamSynchronize(stream), what);
+  if (completion == Completion::on_return) check_cuda(cudaStreamSynchronize(stream), what);
 }
 
 }  // namespace
 
 void copy_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-               const RowPair* pairs, std::size_t count, std::size_t row_bytes, StreamRef stream) {
+               const RowPair* pairs, std::size_t count, std::size_t row_bytes, StreamRef stream,
+               Completion completion) {
   if (count == 0 || row_bytes == 0) return;
   const cudaStream_t queue = stream_or_per_thread(stream);
   auto* to = static_cast<std::byte*>(destination);
@@ -97,7 +98,7 @@ void copy_rows(void* destination, std::size_t destination_stride, const void* so
     case 2: copy_rows_kernel<std::uint16_t><<<blocks, kThreads, 0, queue>>>(to, destination_stride, from, source_stride, pairs, count, per_row); break;
     default: copy_rows_kernel<std::uint8_t><<<blocks, kThreads, 0, queue>>>(to, destination_stride, from, source_stride, pairs, count, per_row); break;
   }
-  finish(queue, "row copy kernel");
+  finish(queue, completion, "row copy kernel");
 }
 
 void copy_on_stream(void* to, const void* from, std::size_t bytes, int blocks, StreamRef stream) {
@@ -119,7 +120,8 @@ void copy_on_stream(void* to, const void* from, std::size_t bytes, int blocks, S
 }
 
 void add_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-              const RowPair* pairs, std::size_t count, std::size_t row_elements, DataType type, StreamRef stream) {
+              const RowPair* pairs, std::size_t count, std::size_t row_elements, DataType type, StreamRef stream,
+              Completion completion) {
   if (count == 0 || row_elements == 0) return;
   const cudaStream_t queue = stream_or_per_thread(stream);
   auto* to = static_cast<std::byte*>(destination);
@@ -128,7 +130,7 @@ void add_rows(void* destination, std::size_t destination_stride, const void* sou
     add_rows_kernel<Storage, Codec><<<blocks_for(count * row_elements), kThreads, 0, queue>>>(
         to, destination_stride, from, source_stride, pairs, count, row_elements);
   });
-  finish(queue, "row addition kernel");
+  finish(queue, completion, "row addition kernel");
 }
 
 }  // namespace meshcomm::detail::device

@@ -38,6 +38,9 @@ void reduce_pair(void* output, const void* first, const void* second, std::size_
 /// `data[i] /= divisor` on device memory (integer division for integer types).
 void divide_for_average(void* data, std::size_t count, DataType type, int divisor, StreamRef stream = {});
 
+/// When a device call's work is done: before it returns, or later, in `stream` order.
+enum class Completion : std::uint8_t { on_return, queued };
+
 /// One row move: row `to` of a destination from row `from` of a source.
 struct RowPair {
   std::uint64_t to;
@@ -46,15 +49,16 @@ struct RowPair {
 
 /// For each of `count` pairs (a device array), copies `row_bytes` bytes from row `from` of
 /// `source` (rows `source_stride` bytes apart) to row `to` of `destination`: halo packing and
-/// unpacking of strided rows. Complete on return.
+/// unpacking of strided rows. Complete on return unless `completion` is queued.
 void copy_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
-               const RowPair* pairs, std::size_t count, std::size_t row_bytes, StreamRef stream = {});
+               const RowPair* pairs, std::size_t count, std::size_t row_bytes, StreamRef stream = {},
+               Completion completion = Completion::on_return);
 
 /// As `copy_rows`, but adds (`row_elements` elements of `type`) onto the destination rows: the
 /// adjoint of a halo exchange. Pairs must not repeat a destination row.
 void add_rows(void* destination, std::size_t destination_stride, const void* source, std::size_t source_stride,
               const RowPair* pairs, std::size_t count, std::size_t row_elements, DataType type,
-              StreamRef stream = {});
+              StreamRef stream = {}, Completion completion = Completion::on_return);
 
 /// Queues a copy of `bytes` device bytes on `stream` as a kernel of `blocks` CTAs (it returns at
 /// once): a transfer that takes only a few SMs from the work beside it.
