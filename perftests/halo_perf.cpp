@@ -190,8 +190,9 @@ void print_table(const std::vector<Result>& results) {
              "time (us)", "GB/s", "vs heads_a2a");
   for (const auto& r : results) {
     const double heads = heads_time[r.direction + std::to_string(r.seq)];
-    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>15.1f}x\n", r.seq, r.strategy, r.direction, r.bytes,
-               r.time_us, r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0, heads > 0 ? heads / r.time_us : 0.0);
+    const std::string speedup = heads > 0 ? fmt::format("{:.1f}x", heads / r.time_us) : "-";
+    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>16}\n", r.seq, r.strategy, r.direction, r.bytes,
+               r.time_us, r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0, speedup);
   }
 }
 
