@@ -5,6 +5,7 @@
 //   mpirun -np 2 build/perftests/halo_perf                     # anemoi o96: S 40320, C 1024, w 512
 //   mpirun -np 2 build/perftests/halo_perf --quick --plot halo.png --json halo.json
 //   build/perftests/halo_perf --threads 2 --memory cuda             # ranks as threads on one GPU
+//                                                                   # (timed by CUDA events)
 //
 // For each strategy and direction: the time of one exchange (median over repeats of the mean
 // over iterations, maximum over ranks; the strategies measured side by side), the bytes each rank sends, and the speedup over
@@ -173,7 +174,13 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
   }
   std::vector<std::function<void()>> bodies;
   for (const auto& variant : variants) bodies.push_back(variant.run);
-  const auto seconds = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats}, bodies);
+  // Device buffers: CUDA events on the exchanges' stream.
+  const Timer timer = memory == MemoryKind::cuda
+                          ? Timer([queue = stream_owner.get()](const std::function<void()>& run) {
+                              return verifiable::stream_milliseconds(queue, run) / 1e3;
+                            })
+                          : Timer(host_seconds);
+  const auto seconds = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats}, bodies, timer);
   std::vector<Result> results;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     results.push_back({variants[v].strategy, variants[v].direction, seq, variants[v].bytes, seconds[v] * 1e6});

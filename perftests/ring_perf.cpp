@@ -7,7 +7,7 @@
 //
 // On the GPU (--memory cuda) the ring is DeviceRingAttention: cuBLAS block attention on a stream
 // while the RingPipeline moves K and V by copy engines or a copy kernel; blocks a causal mask
-// hides are skipped. --threads N runs N ranks as threads of one process on one GPU (one CUDA
+// hides are skipped; times come from CUDA events on the compute stream. --threads N runs N ranks as threads of one process on one GPU (one CUDA
 // context, so their kernels and copies can run at once); under mpirun each process is a rank,
 // and processes sharing a GPU take turns on it.
 //
@@ -133,7 +133,7 @@ RoundTimes measure_host(Communicator& comm, const RingOptions& options,
   return times;
 }
 
-/// DeviceRingAttention on CUDA memory: every body ends when its stream's work is done.
+/// DeviceRingAttention on CUDA memory, timed by CUDA events on the compute stream.
 RoundTimes measure_device(Communicator& comm, const RingOptions& options,
                           const std::vector<std::vector<std::int64_t>>& block_positions) {
   const std::size_t row = options.heads * options.head_dim;
@@ -156,22 +156,22 @@ RoundTimes measure_device(Communicator& comm, const RingOptions& options,
                                     .reserve_sms = options.reserve_sms});
   RoundTimes times;
   times.block_bytes = ring.block_bytes();
+  // Everything a body queues ends on the compute stream (the ring's copies are ordered into it),
+  // so CUDA events on that stream time it.
+  auto* queue = stream.get();
   auto compute_alone = [&] {
-    const auto started = Clock::now();
-    ring.forward_compute_alone(f(q), f(k), f(v), f(out), f(lse));
-    verifiable::synchronize_stream(stream.get());
-    times.my_compute = std::chrono::duration<double>(Clock::now() - started).count();
+    times.my_compute = verifiable::stream_milliseconds(
+                           queue, [&] { ring.forward_compute_alone(f(q), f(k), f(v), f(out), f(lse)); }) /
+                       1e3;
   };
-  auto transfer_alone = [&] {
-    ring.forward_transfers_alone();
-    verifiable::synchronize_stream(stream.get());
-  };
-  auto overlapped_ring = [&] {
-    ring.forward(f(q), f(k), f(v), f(out), f(lse));
-    verifiable::synchronize_stream(stream.get());
-  };
-  const auto medians = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats},
-                                         {compute_alone, transfer_alone, overlapped_ring});
+  auto transfer_alone = [&] { ring.forward_transfers_alone(); };
+  auto overlapped_ring = [&] { ring.forward(f(q), f(k), f(v), f(out), f(lse)); };
+  const auto medians =
+      time_side_by_side(comm, {options.iterations, options.warmup, options.repeats},
+                        {compute_alone, transfer_alone, overlapped_ring},
+                        [queue](const std::function<void()>& run) {
+                          return verifiable::stream_milliseconds(queue, run) / 1e3;
+                        });
   times.compute = medians[0];
   times.transfer = medians[1];
   times.overlapped = medians[2];

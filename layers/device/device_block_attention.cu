@@ -175,6 +175,31 @@ struct DeviceBlockAttention::Resources {
                 {.operation = operation});
   }
 
+  /// One call's region in the terms the kernels and GEMMs use.
+  struct Span {
+    std::size_t queries;  // rows of the region
+    std::size_t keys;
+    std::size_t query_at;  // element offsets of its first query and key rows
+    std::size_t key_at;
+    float scale;  // 1 / sqrt(head_dim)
+    RegionPositions positions;
+  };
+
+  /// Checks that `block` fits the scratch and locates its region (`queries` 0: nothing to do).
+  [[nodiscard]] Span span_of(const DeviceBlock& block, const char* operation) const {
+    check_fits(block, operation);
+    const auto& region = block.region;
+    if (region.empty()) return {};
+    const std::size_t row = heads * head_dim;
+    return {region.query_rows(),
+            region.key_rows(),
+            region.query_begin * row,
+            region.key_begin * row,
+            1.0F / std::sqrt(static_cast<float>(head_dim)),
+            {block.query_positions + region.query_begin, block.key_positions + region.key_begin, region.query_rows(),
+             region.key_rows(), heads, block.causal}};
+  }
+
   /// C[h] = alpha * op(A[h]) op(B[h]) + beta * C[h] for every head, column-major as cuBLAS sees
   /// the row-major tensors (heads `stride` elements apart in A and B).
   void gemm(cublasOperation_t a_op, cublasOperation_t b_op, std::size_t m, std::size_t n, std::size_t k, float alpha,
@@ -227,62 +252,46 @@ DeviceBlockAttention::~DeviceBlockAttention() = default;
 
 void DeviceBlockAttention::forward(const DeviceBlock& block, float* out, float* lse) {
   auto& r = *resources_;
-  r.check_fits(block, "DeviceBlockAttention::forward");
-  if (block.region.empty()) return;
-  const auto& region = block.region;
+  const auto at = r.span_of(block, "DeviceBlockAttention::forward");
+  if (at.queries == 0) return;
   const std::size_t row = r.heads * r.head_dim;
-  const std::size_t queries = region.query_rows();
-  const std::size_t keys = region.key_rows();
-  const float* q = block.queries + region.query_begin * row;
-  const float* k = block.keys + region.key_begin * row;
-  const float* v = block.values + region.key_begin * row;
-  const float scale = 1.0F / std::sqrt(static_cast<float>(r.head_dim));
-  r.row_products(q, k, r.scores, queries, keys, scale);
-  const RegionPositions at{block.query_positions + region.query_begin, block.key_positions + region.key_begin, queries,
-                           keys, r.heads, block.causal};
-  softmax_rows<<<warp_blocks(r.heads * queries), kThreads, 0, r.stream>>>(r.scores, r.block_lse, at);
+  const auto head = static_cast<long long>(r.head_dim);
+  r.row_products(block.queries + at.query_at, block.keys + at.key_at, r.scores, at.queries, at.keys, at.scale);
+  softmax_rows<<<warp_blocks(r.heads * at.queries), kThreads, 0, r.stream>>>(r.scores, r.block_lse, at.positions);
   check(cudaGetLastError(), "softmax_rows");
   // block_out[q, h] = P[h][q] V[h]: column-major [dim, q] = V^T [dim, k] x P^T [k, q].
-  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, queries, keys, 1.0F, v, row, static_cast<long long>(r.head_dim),
-         r.scores, keys, static_cast<long long>(queries * keys), 0.0F, r.block_out, row,
-         static_cast<long long>(r.head_dim));
-  merge_by_lse<<<warp_blocks(queries * r.heads), kThreads, 0, r.stream>>>(
-      out + region.query_begin * row, lse + region.query_begin * r.heads, r.block_out, r.block_lse, queries * r.heads,
-      r.head_dim);
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, at.queries, at.keys, 1.0F, block.values + at.key_at, row, head,
+         r.scores, at.keys, static_cast<long long>(at.queries * at.keys), 0.0F, r.block_out, row, head);
+  const std::size_t first = block.region.query_begin;
+  merge_by_lse<<<warp_blocks(at.queries * r.heads), kThreads, 0, r.stream>>>(
+      out + first * row, lse + first * r.heads, r.block_out, r.block_lse, at.queries * r.heads, r.head_dim);
   check(cudaGetLastError(), "merge_by_lse");
 }
 
 void DeviceBlockAttention::backward(const DeviceBlock& block, const float* lse, const float* d_out, const float* delta,
                                     float* d_queries, float* d_keys, float* d_values) {
   auto& r = *resources_;
-  r.check_fits(block, "DeviceBlockAttention::backward");
-  if (block.region.empty()) return;
-  const auto& region = block.region;
+  const auto at = r.span_of(block, "DeviceBlockAttention::backward");
+  if (at.queries == 0) return;
   const std::size_t row = r.heads * r.head_dim;
-  const std::size_t queries = region.query_rows();
-  const std::size_t keys = region.key_rows();
-  const std::size_t q_at = region.query_begin * row;
-  const std::size_t k_at = region.key_begin * row;
-  const float scale = 1.0F / std::sqrt(static_cast<float>(r.head_dim));
   const auto head = static_cast<long long>(r.head_dim);
-  const auto scores = static_cast<long long>(queries * keys);
-  r.row_products(block.queries + q_at, block.keys + k_at, r.scores, queries, keys, scale);
-  r.row_products(d_out + q_at, block.values + k_at, r.d_probabilities, queries, keys, 1.0F);
-  const RegionPositions at{block.query_positions + region.query_begin, block.key_positions + region.key_begin, queries,
-                           keys, r.heads, block.causal};
-  const std::size_t elements = r.heads * queries * keys;
+  const auto scores = static_cast<long long>(at.queries * at.keys);
+  r.row_products(block.queries + at.query_at, block.keys + at.key_at, r.scores, at.queries, at.keys, at.scale);
+  r.row_products(d_out + at.query_at, block.values + at.key_at, r.d_probabilities, at.queries, at.keys, 1.0F);
+  const std::size_t elements = r.heads * at.queries * at.keys;
   const auto grid = static_cast<unsigned>(std::min<std::size_t>((elements + kThreads - 1) / kThreads, 8192));
-  softmax_gradient<<<grid, kThreads, 0, r.stream>>>(r.scores, r.d_probabilities, lse + region.query_begin * r.heads,
-                                                     delta + region.query_begin * r.heads, at, scale);
+  const std::size_t first = block.region.query_begin;
+  softmax_gradient<<<grid, kThreads, 0, r.stream>>>(r.scores, r.d_probabilities, lse + first * r.heads,
+                                                     delta + first * r.heads, at.positions, at.scale);
   check(cudaGetLastError(), "softmax_gradient");
   // dV[k] += P^T dO and dK[k] += dS^T Q: column-major [dim, k] = [dim, q] x ([k, q])^T.
-  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, keys, queries, 1.0F, d_out + q_at, row, head, r.scores, keys, scores,
-         1.0F, d_values + k_at, row, head);
-  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, keys, queries, 1.0F, block.queries + q_at, row, head,
-         r.d_probabilities, keys, scores, 1.0F, d_keys + k_at, row, head);
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, at.keys, at.queries, 1.0F, d_out + at.query_at, row, head, r.scores,
+         at.keys, scores, 1.0F, d_values + at.key_at, row, head);
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_T, r.head_dim, at.keys, at.queries, 1.0F, block.queries + at.query_at, row, head,
+         r.d_probabilities, at.keys, scores, 1.0F, d_keys + at.key_at, row, head);
   // dQ[q] += dS K: column-major [dim, q] = K^T [dim, k] x dS^T [k, q].
-  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, queries, keys, 1.0F, block.keys + k_at, row, head, r.d_probabilities,
-         keys, scores, 1.0F, d_queries + q_at, row, head);
+  r.gemm(CUBLAS_OP_N, CUBLAS_OP_N, r.head_dim, at.queries, at.keys, 1.0F, block.keys + at.key_at, row, head,
+         r.d_probabilities, at.keys, scores, 1.0F, d_queries + at.query_at, row, head);
 }
 
 void fill(float* data, std::size_t count, float value, StreamRef stream) {

@@ -11,8 +11,14 @@ double reduce_over_ranks(Communicator& comm, double value, ReduceOp op) {
   return result;
 }
 
+double host_seconds(const std::function<void()>& run) {
+  const auto started = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
 std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan,
-                                      const std::vector<std::function<void()>>& bodies) {
+                                      const std::vector<std::function<void()>>& bodies, const Timer& timer) {
   for (const auto& body : bodies) {
     for (int i = 0; i < plan.warmup; ++i) body();
   }
@@ -20,10 +26,10 @@ std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan
   for (int repeat = 0; repeat < plan.repeats; ++repeat) {
     for (std::size_t b = 0; b < bodies.size(); ++b) {
       comm.barrier();
-      const auto started = std::chrono::steady_clock::now();
-      for (int i = 0; i < plan.iterations; ++i) bodies[b]();
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / plan.iterations;
+      double seconds = timer([&] {
+                         for (int i = 0; i < plan.iterations; ++i) bodies[b]();
+                       }) /
+                       plan.iterations;
       double slowest = 0;
       comm.all_reduce(ConstBufferView(&seconds, 1, DataType::f64), BufferView(&slowest, 1, DataType::f64),
                       {.op = ReduceOp::max})
