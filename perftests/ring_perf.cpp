@@ -7,9 +7,9 @@
 //
 // On the GPU (--memory cuda) the ring is DeviceRingAttention: cuBLAS block attention on a stream
 // while the RingPipeline moves K and V by copy engines or a copy kernel; blocks a causal mask
-// hides are skipped; times come from CUDA events on the compute stream. --threads N runs N ranks as threads of one process on one GPU (one CUDA
-// context, so their kernels and copies can run at once); under mpirun each process is a rank,
-// and processes sharing a GPU take turns on it.
+// hides are skipped; times come from CUDA events on the compute stream. --threads N runs N ranks
+// as threads of one process on one GPU (one CUDA context, so their kernels and copies can run at
+// once); under mpirun each process is a rank, and processes sharing a GPU take turns on it.
 //
 // Per run (times per step = one iteration's total / P, median over repeats, max over ranks):
 // t_compute, the P block attentions alone; t_transfer, the P-1 ring transfers alone; t_step, the
