@@ -159,11 +159,7 @@ RoundTimes measure_device(Communicator& comm, const RingOptions& options,
   // Everything a body queues ends on the compute stream (the ring's copies are ordered into it),
   // so CUDA events on that stream time it.
   auto* queue = stream.get();
-  auto compute_alone = [&] {
-    times.my_compute = verifiable::stream_milliseconds(
-                           queue, [&] { ring.forward_compute_alone(f(q), f(k), f(v), f(out), f(lse)); }) /
-                       1e3;
-  };
+  auto compute_alone = [&] { ring.forward_compute_alone(f(q), f(k), f(v), f(out), f(lse)); };
   auto transfer_alone = [&] { ring.forward_transfers_alone(); };
   auto overlapped_ring = [&] { ring.forward(f(q), f(k), f(v), f(out), f(lse)); };
   const auto medians =
@@ -172,6 +168,12 @@ RoundTimes measure_device(Communicator& comm, const RingOptions& options,
                         [queue](const std::function<void()>& run) {
                           return verifiable::stream_milliseconds(queue, run) / 1e3;
                         });
+  // This rank's own compute time, for the imbalance: the ranks measure at once, as above.
+  comm.barrier();
+  times.my_compute = verifiable::stream_milliseconds(queue, [&] {
+                       for (int i = 0; i < options.iterations; ++i) compute_alone();
+                     }) /
+                     1e3 / options.iterations;
   times.compute = medians[0];
   times.transfer = medians[1];
   times.overlapped = medians[2];
