@@ -119,9 +119,9 @@ RoundTimes measure_host(Communicator& comm, const RingOptions& options,
   // Both, overlapped: the real ring forward.
   layers::RingAttentionTimes ring_times;
   int ring_runs = 0;
+  layers::RingAttention ring(comm, shape);
   auto overlapped_ring = [&] {
-    layers::ring_attention_forward(comm, q.data(), k.data(), v.data(), positions.data(), out.data(), lse.data(), shape,
-                                   &ring_times);
+    ring.forward(q.data(), k.data(), v.data(), positions.data(), out.data(), lse.data(), &ring_times);
     ++ring_runs;
   };
   const auto medians = time_side_by_side(comm, {options.iterations, options.warmup, options.repeats},

@@ -2,8 +2,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "meshcomm/communicator.hpp"
+#include "meshcomm/ring_pipeline.hpp"
 
 namespace meshcomm::layers {
 
@@ -22,9 +25,34 @@ struct RingAttentionTimes {
   double wait_seconds = 0;     ///< waiting for transfers that had not finished behind the compute
 };
 
+/// RingAttention planned once for a shape: the K/V and gradient pipelines (their buffers and
+/// progress threads) live from one call to the next. `ring` must outlive it.
+class RingAttention {
+ public:
+  /// Local: allocates the K/V pipeline (the gradients' at the first backward).
+  RingAttention(Communicator& ring, const RingAttentionShape& shape);
+
+  /// As ring_attention_forward. Collective.
+  void forward(const float* queries, const float* keys, const float* values, const std::int64_t* positions, float* out,
+               float* lse, RingAttentionTimes* times = nullptr);
+  /// As ring_attention_backward. Collective.
+  void backward(const float* queries, const float* keys, const float* values, const std::int64_t* positions,
+                const float* out, const float* lse, const float* d_out, float* d_queries, float* d_keys,
+                float* d_values, RingAttentionTimes* times = nullptr);
+
+ private:
+  Communicator& ring_;
+  RingAttentionShape shape_;
+  RingPipeline kv_;
+  std::optional<RingPipeline> gradients_;
+  std::vector<float> share_;  // this rank's dK | dV of the block it holds
+  std::vector<float> delta_;
+};
+
 /// Forward: K and V (with their positions) travel the ring on a RingPipeline while each rank
 /// attends with its own queries to the block it holds; partial results merge by log-sum-exp.
-/// Writes `out` [rows, heads, dim] and `lse` [rows, heads] (kept for the backward pass).
+/// Writes `out` [rows, heads, dim] and `lse` [rows, heads] (kept for the backward pass). A
+/// RingAttention made for this one call; keep one to run many.
 void ring_attention_forward(Communicator& ring, const float* queries, const float* keys, const float* values,
                             const std::int64_t* positions, float* out, float* lse, const RingAttentionShape& shape,
                             RingAttentionTimes* times = nullptr);

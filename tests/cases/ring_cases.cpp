@@ -47,6 +47,19 @@ void run_host_ring_attention(Communicator& comm, RingAttentionCase& problem) {
                                   problem.d_queries.data(), problem.d_keys.data(), problem.d_values.data(), shape);
 }
 
+void run_host_ring_attention_twice(Communicator& comm, RingAttentionCase& problem) {
+  const auto& shape = problem.shape;
+  std::vector<float> lse(shape.rows * shape.heads);
+  layers::RingAttention ring(comm, shape);
+  for (int run = 0; run < 2; ++run) {
+    ring.forward(problem.queries.data(), problem.keys.data(), problem.values.data(), problem.positions.data(),
+                 problem.out.data(), lse.data());
+    ring.backward(problem.queries.data(), problem.keys.data(), problem.values.data(), problem.positions.data(),
+                  problem.out.data(), lse.data(), problem.d_out.data(), problem.d_queries.data(),
+                  problem.d_keys.data(), problem.d_values.data());
+  }
+}
+
 double check_ring_attention(Communicator& comm, layers::SequenceLayout layout, bool causal, const RingAttentionRun& run,
                             double tolerance, std::size_t sequence_per_rank, std::size_t heads, std::size_t head_dim) {
   const int size = comm.size();

@@ -30,6 +30,10 @@ using RingAttentionRun = std::function<void(Communicator&, RingAttentionCase&)>;
 /// The host implementation (ring_attention_forward and ring_attention_backward).
 void run_host_ring_attention(Communicator& comm, RingAttentionCase& problem);
 
+/// The host implementation planned once (RingAttention) and run twice, the second run's results
+/// kept: its pipelines carry over from one call to the next.
+void run_host_ring_attention_twice(Communicator& comm, RingAttentionCase& problem);
+
 /// Ring attention (forward: out; backward: dQ, dK, dV) by `run` equals single-rank attention
 /// within `tolerance` relative to the largest reference value, for `layout`, causal or not, on
 /// `sequence_per_rank` x P rows of `heads` x `head_dim`. Returns the largest relative error seen.

@@ -27,5 +27,9 @@ TEST(MpiRing, AttentionMatchesSingleRank) {
   }
 }
 
+TEST(MpiRing, AttentionPlanRunsAgain) {
+  (void)check_ring_attention(mpi_world(), layers::SequenceLayout::zigzag, true, run_host_ring_attention_twice);
+}
+
 }  // namespace
 }  // namespace meshcomm::testing

@@ -39,6 +39,14 @@ TEST_P(InprocRingAttention, MatchesSingleRank) {
   }
 }
 
+TEST(InprocRingAttentionPlan, RunsAgainWithTheSamePipelines) {
+  for (const int size : {1, 2, 3}) {
+    run_ranks(size, [](Communicator& comm) {
+      (void)check_ring_attention(comm, layers::SequenceLayout::zigzag, true, run_host_ring_attention_twice);
+    });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, InprocRingAttention,
                          ::testing::Combine(::testing::Values(layers::SequenceLayout::contiguous,
                                                               layers::SequenceLayout::zigzag),
