@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,15 +52,7 @@ struct Direction {
   RowTable unpack;  // the packed incoming buffer into rows (forward: copied; adjoint: added)
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
-  std::vector<int> out_peers;            // distinct, for the CUDA IPC signals
-  std::vector<int> in_peers;
 };
-
-std::vector<int> distinct_peers(const std::vector<const HaloMessage*>& messages) {
-  std::set<int> peers;
-  for (const auto* message : messages) peers.insert(message->peer);
-  return {peers.begin(), peers.end()};
-}
 
 std::vector<const HaloMessage*> ordered(const std::vector<HaloMessage>& messages) {
   std::vector<const HaloMessage*> result;
@@ -156,8 +147,6 @@ class HaloPlanImpl {
     }
     direction.pack = RowTable(std::move(pack), format_.memory);
     direction.unpack = RowTable(std::move(unpack), format_.memory);
-    direction.out_peers = distinct_peers(direction.out);
-    direction.in_peers = distinct_peers(direction.in);
     if (strategy_ != HaloStrategy::mpi_neighbor) return;
     std::vector<int> sources;
     std::vector<int> destinations;
@@ -175,6 +164,14 @@ class HaloPlanImpl {
   }
 
   [[nodiscard]] std::byte* row(std::byte* base, std::size_t index) const { return base + index * format_.stride_bytes; }
+
+  /// Where incoming message `index` lands: straight in its rows when they are one dense block
+  /// (forward p2p), else in the packed buffer for the unpack.
+  [[nodiscard]] std::byte* incoming_target(const Direction& direction, std::size_t index, std::byte* base,
+                                           std::byte* packed_in, bool adjoint) const {
+    const auto& message = *direction.in[index];
+    return !adjoint && dense(message) ? row(base, message.rows.front()) : packed_in + direction.in_offset[index];
+  }
 
   /// True when the message's rows are one dense block of the extended buffer.
   [[nodiscard]] bool dense(const HaloMessage& message) const {
@@ -194,10 +191,9 @@ class HaloPlanImpl {
     if (strategy_ == HaloStrategy::p2p) {
       for (std::size_t i = 0; i < direction.in.size(); ++i) {
         const auto& message = *direction.in[i];
-        const bool direct = !adjoint && dense(message);
-        void* target = direct ? row(base, message.rows.front()) : packed_in + direction.in_offset[i];
-        works.push_back(recv_bytes(comm_, target, message.rows.size() * format_.row_bytes, message.peer,
-                                   first_tag + message.slot, label, format_.memory));
+        works.push_back(recv_bytes(comm_, incoming_target(direction, i, base, packed_in, adjoint),
+                                   message.rows.size() * format_.row_bytes, message.peer, first_tag + message.slot,
+                                   label, format_.memory));
       }
       for (std::size_t i = 0; i < direction.out.size(); ++i) {
         const auto& message = *direction.out[i];
@@ -286,12 +282,7 @@ class HaloPlanImpl {
               direction.pack.copy(outbox, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes, stream,
                                   queued);
             },
-        .target =
-            [&](std::size_t index) {
-              const auto& message = *direction.in[index];
-              return !adjoint && dense(message) ? row(base, message.rows.front())
-                                                : received + direction.in_offset[index];
-            },
+        .target = [&](std::size_t index) { return incoming_target(direction, index, base, received, adjoint); },
         .unpack = [&] { finish(direction, base, received, adjoint, stream, queued); }};
     return ipc_->exchange(adjoint ? 1 : 0, stream, rows, label);
   }
