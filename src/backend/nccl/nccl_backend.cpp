@@ -35,13 +35,13 @@ class NcclBackend final : public Backend {
     if (data.memory == MemoryKind::host) return host_->isend(data, peer, tag, lane, label, stream);
     // NCCL only reads through the pointer of a send.
     return channel_->queue(true, const_cast<void*>(data.data), data.bytes(), peer, stream_for(lane, stream),
-                           context(label, peer));
+                           {label, rank(), peer});
   }
 
   std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                    StreamRef stream) override {
     if (data.memory == MemoryKind::host) return host_->irecv(data, peer, tag, lane, label, stream);
-    return channel_->queue(false, data.data, data.bytes(), peer, stream_for(lane, stream), context(label, peer));
+    return channel_->queue(false, data.data, data.bytes(), peer, stream_for(lane, stream), {label, rank(), peer});
   }
 
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override {
@@ -57,7 +57,7 @@ class NcclBackend final : public Backend {
   }
 
   std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
-    return start_nccl_collective(*channel_, args, size(), context(args.label, -1));
+    return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
   }
 
  private:

@@ -138,14 +138,14 @@ void NcclChannel::abort_with(const Error& cause) {
   abort_locked(cause);
 }
 
-void NcclChannel::check_async(const ErrorContext& context) {
+void NcclChannel::check_async(const NcclCallSite& site) {
   std::lock_guard lock(mutex_);
-  if (aborted_) fatal_->throw_if_set(context.operation);
+  if (aborted_) fatal_->throw_if_set(site.label.name);
   ncclResult_t state = ncclSuccess;
   const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
-  if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, context));
+  if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, site.context()));
   if (state != ncclSuccess && state != ncclInProgress) {
-    abort_locked(nccl_error(state, "asynchronous operation", ncclGetLastError(comm_), context));
+    abort_locked(nccl_error(state, "asynchronous operation", ncclGetLastError(comm_), site.context()));
   }
 }
 
@@ -175,12 +175,12 @@ void NcclChannel::recycle(cudaEvent_t event) noexcept {
 }
 
 std::shared_ptr<NcclWork> NcclChannel::queue(bool is_send, void* data, std::size_t bytes, int peer,
-                                             cudaStream_t stream, ErrorContext context) {
+                                             cudaStream_t stream, NcclCallSite site) {
   std::lock_guard lock(mutex_);
-  if (aborted_) fatal_->throw_if_set(context.operation);
+  if (aborted_) fatal_->throw_if_set(site.label.name);
   auto what = fmt::format("{} of {} bytes {} peer {}", is_send ? "send" : "receive", bytes, is_send ? "to" : "from",
                           peer);
-  auto work = std::make_shared<NcclWork>(shared_from_this(), std::move(context), std::move(what));
+  auto work = std::make_shared<NcclWork>(shared_from_this(), site, std::move(what));
   queued_.push_back({is_send, data, bytes, peer, stream, work});
   return work;
 }
@@ -216,16 +216,17 @@ void NcclChannel::flush_locked() {
   }
 }
 
-void NcclChannel::before_enqueue_locked(const ErrorContext& context) {
-  if (aborted_) fatal_->throw_if_set(context.operation);
+void NcclChannel::before_enqueue_locked(const NcclCallSite& site) {
+  if (aborted_) fatal_->throw_if_set(site.label.name);
   flush_locked();
 }
 
-void NcclChannel::after_enqueue_locked(ncclResult_t result, const ErrorContext& context) {
+void NcclChannel::after_enqueue_locked(ncclResult_t result, const NcclCallSite& site) {
   // ncclSuccess means the call is on the stream; ncclInProgress (nonblocking) that it gets
   // there in the background, which settle() waits for.
-  check(result, context.operation.c_str(), context);
-  if (result == ncclInProgress) settle(context.operation.c_str(), context);
+  if (result == ncclSuccess) return;
+  check(result, site.label.name, site.context());
+  settle(site.label.name, site.context());
 }
 
 }  // namespace meshcomm::detail

@@ -34,7 +34,7 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
 
   /// Queues a send (or receive) of `bytes` bytes with `peer` on `stream`.
   std::shared_ptr<NcclWork> queue(bool is_send, void* data, std::size_t bytes, int peer, cudaStream_t stream,
-                                  ErrorContext context);
+                                  NcclCallSite site);
 
   /// Enqueues what is queued as one NCCL group.
   void flush();
@@ -43,15 +43,15 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// need be, returning NCCL's result) and returns a work that completes when `stream` has run
   /// them. A template, so that the per-call path allocates only the work.
   template <class Calls>
-  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, ErrorContext context, Calls&& calls) {
+  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, NcclCallSite site, Calls&& calls) {
     std::lock_guard lock(mutex_);
-    before_enqueue_locked(context);
-    after_enqueue_locked(calls(comm_), context);
-    return std::make_shared<NcclWork>(shared_from_this(), std::move(context), stream);
+    before_enqueue_locked(site);
+    after_enqueue_locked(calls(comm_), site);
+    return std::make_shared<NcclWork>(shared_from_this(), site, stream);
   }
 
   /// Throws (after aborting) if NCCL reported an asynchronous error for this communicator.
-  void check_async(const ErrorContext& context);
+  void check_async(const NcclCallSite& site);
 
   /// Aborts the communicator: every queued and later operation fails with `cause` (which is
   /// thrown, saying that the communicator was aborted).
@@ -83,9 +83,9 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   void check(ncclResult_t result, const char* what, const ErrorContext& context);
   void flush_locked();
   /// Fails fast on an aborted channel, and puts queued sends and receives on their streams.
-  void before_enqueue_locked(const ErrorContext& context);
+  void before_enqueue_locked(const NcclCallSite& site);
   /// Checks an enqueue's result and waits for it where NCCL left it in progress.
-  void after_enqueue_locked(ncclResult_t result, const ErrorContext& context);
+  void after_enqueue_locked(ncclResult_t result, const NcclCallSite& site);
   [[noreturn]] void abort_locked(const Error& cause);
   cudaEvent_t take_event();
 

@@ -70,11 +70,11 @@ std::string nccl_collective_unsupported_reason(const CollectiveArgs& args) {
 }
 
 std::shared_ptr<WorkState> start_nccl_collective(NcclChannel& channel, const CollectiveArgs& args, int ranks,
-                                                 ErrorContext context) {
+                                                 NcclCallSite site) {
   const auto stream = static_cast<cudaStream_t>(args.stream.native_handle());
   const ncclDataType_t type = nccl_type(args.output.type);
   const ncclRedOp_t op = nccl_op(args.op);
-  return channel.enqueue(stream, std::move(context), [&](ncclComm_t comm) {
+  return channel.enqueue(stream, site, [&](ncclComm_t comm) {
     switch (args.kind) {
       case CollectiveKind::all_gather:
         return ncclAllGather(args.input.data, args.output.data, args.input.count, type, comm, stream);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../backend.hpp"
+#include "nccl_work.hpp"
 
 namespace meshcomm::detail {
 
@@ -16,6 +17,6 @@ struct CollectiveArgs;
 /// Queues NCCL's own collective for `args` on its stream (all-to-all(v) as grouped sends and
 /// receives) and returns its work.
 std::shared_ptr<WorkState> start_nccl_collective(NcclChannel& channel, const CollectiveArgs& args, int ranks,
-                                                 ErrorContext context);
+                                                 NcclCallSite site);
 
 }  // namespace meshcomm::detail

@@ -7,11 +7,11 @@
 
 namespace meshcomm::detail {
 
-NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, std::string what)
-    : channel_(std::move(channel)), context_(std::move(context)), what_(std::move(what)) {}
+NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, NcclCallSite site, std::string what)
+    : channel_(std::move(channel)), site_(site), what_(std::move(what)) {}
 
-NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, cudaStream_t stream)
-    : channel_(std::move(channel)), context_(std::move(context)), on_stream_(true), stream_(stream) {}
+NcclWork::NcclWork(std::shared_ptr<NcclChannel> channel, NcclCallSite site, cudaStream_t stream)
+    : channel_(std::move(channel)), site_(site), on_stream_(true), stream_(stream) {}
 
 NcclWork::~NcclWork() {
   if (event_ != nullptr) channel_->recycle(event_);
@@ -64,7 +64,7 @@ bool NcclWork::test() {
   const cudaEvent_t event = event_behind();
   const cudaError_t status = cudaEventQuery(event);
   if (status == cudaErrorNotReady) {
-    channel_->check_async(context_);
+    channel_->check_async(site_);
     return false;
   }
   if (status != cudaSuccess) {
@@ -76,7 +76,7 @@ bool NcclWork::test() {
     }
   }
   // An aborted communicator's kernels also end: make sure this one really finished.
-  channel_->check_async(context_);
+  channel_->check_async(site_);
   std::lock_guard lock(mutex_);
   done_ = true;
   return true;
@@ -89,12 +89,12 @@ void NcclWork::wait_until(Clock::time_point deadline) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiting_since).count();
       channel_->abort_with(Error(ErrorCode::timeout,
                                  fmt::format("NCCL {} did not complete within {} ms{}",
-                                             what_.empty() ? context_.operation : what_, waited,
-                                             context_.peer >= 0 ? fmt::format(" (peer {} may have failed or not "
-                                                                              "posted the matching call)",
-                                                                              context_.peer)
-                                                                : std::string()),
-                                 context_));
+                                             what_.empty() ? std::string(site_.label.name) : what_, waited,
+                                             site_.peer >= 0 ? fmt::format(" (peer {} may have failed or not "
+                                                                           "posted the matching call)",
+                                                                           site_.peer)
+                                                             : std::string()),
+                                 site_.context()));
     }
     backoff(spins);
   }

@@ -11,6 +11,18 @@ namespace meshcomm::detail {
 
 class NcclChannel;
 
+/// Where an NCCL operation was issued, kept as plain fields on the per-call path and expanded
+/// into an ErrorContext only when there is an error to report.
+struct NcclCallSite {
+  OperationLabel label;  ///< its name is a string with static storage
+  int rank = -1;
+  int peer = -1;
+
+  [[nodiscard]] ErrorContext context() const {
+    return {.backend = "nccl", .operation = label.name, .rank = rank, .peer = peer, .sequence = label.sequence};
+  }
+};
+
 /// An operation queued on an NCCL communicator: complete when its stream has run it, as an event
 /// recorded behind it shows. Sends and receives get their event when their group is enqueued. A
 /// collective gets it when first tested or waited on (an event per call would cost a tenth of a
@@ -20,9 +32,9 @@ class NcclChannel;
 class NcclWork final : public WorkState {
  public:
   /// A queued send or receive, waiting for its group to be enqueued.
-  NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, std::string what);
+  NcclWork(std::shared_ptr<NcclChannel> channel, NcclCallSite site, std::string what);
   /// A collective already on `stream`.
-  NcclWork(std::shared_ptr<NcclChannel> channel, ErrorContext context, cudaStream_t stream);
+  NcclWork(std::shared_ptr<NcclChannel> channel, NcclCallSite site, cudaStream_t stream);
   ~NcclWork() override;
 
   bool test() override;
@@ -39,7 +51,7 @@ class NcclWork final : public WorkState {
 
  private:
   std::shared_ptr<NcclChannel> channel_;
-  ErrorContext context_;
+  NcclCallSite site_;
   std::string what_;
   std::mutex mutex_;
   bool on_stream_ = false;
