@@ -205,15 +205,23 @@ class Sweep {
     return result;
   }
 
-  /// Seconds for the timed iterations. On a stream-ordered backend with device buffers the calls
-  /// are queued back to back on the stream and timed with CUDA events, as nccl-tests does;
-  /// elsewhere each call is waited for and the host clock times the loop.
+  /// Seconds for the timed iterations. With device buffers, CUDA events on the stream time them,
+  /// as nccl-tests does: on a stream-ordered backend the calls are queued back to back; on a
+  /// host-driven one each call is waited for before the next. Host buffers: the host clock.
   double timed_iterations(const void* send, void* recv, const PerfCounts& counts) {
-    if (stream_ != nullptr && comm_.backend() == BackendKind::nccl) {
+    if (stream_ != nullptr) {
+      const bool queued = comm_.backend() == BackendKind::nccl;
       std::vector<Work> works;
-      works.reserve(static_cast<std::size_t>(options_.iterations));
+      works.reserve(queued ? static_cast<std::size_t>(options_.iterations) : 0);
       const double milliseconds = verifiable::stream_milliseconds(stream_.get(), [&] {
-        for (int i = 0; i < options_.iterations; ++i) works.push_back(operation_.start(comm_, send, recv, counts, settings_));
+        for (int i = 0; i < options_.iterations; ++i) {
+          auto work = operation_.start(comm_, send, recv, counts, settings_);
+          if (queued) {
+            works.push_back(std::move(work));
+          } else {
+            work.wait();
+          }
+        }
       });
       for (auto& work : works) work.wait();
       return milliseconds / 1e3;
@@ -237,7 +245,7 @@ class Sweep {
                options_.memory == MemoryKind::cuda ? "cuda"
                : options_.user_buffers            ? (options_.shared_buffers ? "both" : "user")
                                                   : "shared",
-               stream_ != nullptr && comm_.backend() == BackendKind::nccl ? "cuda-events" : "host-clock", host,
+               stream_ != nullptr ? "cuda-events" : "host-clock", host,
                getpid());
     const bool compare = variants_.size() > 1;
     auto line = [&](auto... column) {
