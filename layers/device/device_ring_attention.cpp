@@ -63,6 +63,9 @@ struct DeviceRingAttention::State {
                                   cudaMemcpyHostToDevice, stream),
                   "cudaMemcpyAsync (positions)");
     device::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    for (int owner = 0; owner < ring.size(); ++owner) {
+      regions.push_back(visible_region(positions_of(ring.rank()), positions_of(owner), shape.causal));
+    }
   }
 
   ~State() {
@@ -91,7 +94,7 @@ struct DeviceRingAttention::State {
             .heads = shape.heads,
             .head_dim = shape.head_dim,
             .causal = shape.causal,
-            .region = visible_region(positions_of(ring.rank()), positions_of(owner), shape.causal)};
+            .region = regions[static_cast<std::size_t>(owner)]};
   }
 
   void copy(void* to, const void* from, std::size_t bytes) {
@@ -114,6 +117,7 @@ struct DeviceRingAttention::State {
   DeviceRingOptions options;
   cudaStream_t stream;
   std::vector<std::int64_t> host_positions;  // [rank][row]
+  std::vector<AttentionRegion> regions;      // per block owner: the part of its block to compute
   std::int64_t* device_positions = nullptr;  // the same on the device
   float* scratch = nullptr;                  // [dK share | dV share | delta]
   device::DeviceBlockAttention attention;
