@@ -147,14 +147,14 @@ unsigned warp_blocks(std::size_t warps) {
 struct DeviceBlockAttention::Resources {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  std::size_t max_query_rows = 0;
+  std::size_t tile_rows = 0;  // query rows per pass
   std::size_t max_key_rows = 0;
   std::size_t heads = 0;
   std::size_t head_dim = 0;
-  float* scores = nullptr;           // [heads, query rows, key rows]
+  float* scores = nullptr;           // [heads, tile rows, key rows]
   float* d_probabilities = nullptr;  // the same shape, backward only
-  float* block_out = nullptr;        // [query rows, heads, dim]
-  float* block_lse = nullptr;        // [query rows, heads]
+  float* block_out = nullptr;        // [tile rows, heads, dim]
+  float* block_lse = nullptr;        // [tile rows, heads]
 
   ~Resources() {
     for (float* buffer : {scores, d_probabilities, block_out, block_lse}) (void)cudaFree(buffer);
@@ -162,16 +162,12 @@ struct DeviceBlockAttention::Resources {
   }
 
   void check_fits(const DeviceBlock& block, const char* operation) const {
-    if (block.region.query_rows() <= max_query_rows && block.region.key_rows() <= max_key_rows &&
-        block.heads == heads && block.head_dim == head_dim) {
-      return;
-    }
+    if (block.region.key_rows() <= max_key_rows && block.heads == heads && block.head_dim == head_dim) return;
     throw Error(ErrorCode::invalid_argument,
-                std::string("block of ") + std::to_string(block.region.query_rows()) + " x " +
-                    std::to_string(block.region.key_rows()) + " rows, " + std::to_string(block.heads) + " heads x " +
-                    std::to_string(block.head_dim) + " exceeds the scratch made for " + std::to_string(max_query_rows) +
-                    " x " + std::to_string(max_key_rows) + " rows, " + std::to_string(heads) + " heads x " +
-                    std::to_string(head_dim),
+                std::string("block of ") + std::to_string(block.region.key_rows()) + " key rows, " +
+                    std::to_string(block.heads) + " heads x " + std::to_string(block.head_dim) +
+                    " exceeds the scratch made for " + std::to_string(max_key_rows) + " key rows, " +
+                    std::to_string(heads) + " heads x " + std::to_string(head_dim),
                 {.operation = operation});
   }
 
@@ -185,9 +181,8 @@ struct DeviceBlockAttention::Resources {
     RegionPositions positions;
   };
 
-  /// Checks that `block` fits the scratch and locates its region (`queries` 0: nothing to do).
-  [[nodiscard]] Span span_of(const DeviceBlock& block, const char* operation) const {
-    check_fits(block, operation);
+  /// Locates a tile's region (`queries` 0: nothing to do).
+  [[nodiscard]] Span span_of(const DeviceBlock& block) const {
     const auto& region = block.region;
     if (region.empty()) return {};
     const std::size_t row = heads * head_dim;
@@ -222,11 +217,13 @@ struct DeviceBlockAttention::Resources {
 };
 
 DeviceBlockAttention::DeviceBlockAttention(StreamRef stream, std::size_t max_query_rows, std::size_t max_key_rows,
-                                           std::size_t heads, std::size_t head_dim, int reserve_sms)
+                                           std::size_t heads, std::size_t head_dim, int reserve_sms,
+                                           std::size_t score_bytes)
     : resources_(std::make_unique<Resources>()) {
   auto& r = *resources_;
   r.stream = static_cast<cudaStream_t>(stream.native_handle());
-  r.max_query_rows = max_query_rows;
+  const std::size_t row_scores = std::max<std::size_t>(heads * max_key_rows * sizeof(float), 1);
+  r.tile_rows = std::clamp<std::size_t>(score_bytes / row_scores, 1, std::max<std::size_t>(max_query_rows, 1));
   r.max_key_rows = max_key_rows;
   r.heads = heads;
   r.head_dim = head_dim;
@@ -241,18 +238,44 @@ DeviceBlockAttention::DeviceBlockAttention(StreamRef stream, std::size_t max_que
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check(cublasSetSmCountTarget(r.blas, std::max(1, sms - reserve_sms)), "cublasSetSmCountTarget");
   }
-  const std::size_t scores = heads * max_query_rows * max_key_rows;
+  const std::size_t scores = heads * r.tile_rows * max_key_rows;
   r.scores = allocate<float>(scores, "cudaMalloc (scores)");
   r.d_probabilities = allocate<float>(scores, "cudaMalloc (score gradients)");
-  r.block_out = allocate<float>(max_query_rows * heads * head_dim, "cudaMalloc (block output)");
-  r.block_lse = allocate<float>(max_query_rows * heads, "cudaMalloc (block lse)");
+  r.block_out = allocate<float>(r.tile_rows * heads * head_dim, "cudaMalloc (block output)");
+  r.block_lse = allocate<float>(r.tile_rows * heads, "cudaMalloc (block lse)");
 }
 
 DeviceBlockAttention::~DeviceBlockAttention() = default;
 
+std::size_t DeviceBlockAttention::tile_rows() const noexcept { return resources_->tile_rows; }
+
+template <class Tile>
+void DeviceBlockAttention::for_each_tile(const DeviceBlock& block, const char* operation, Tile&& tile) {
+  resources_->check_fits(block, operation);
+  if (block.region.empty()) return;
+  const std::size_t step = resources_->tile_rows;
+  for (std::size_t first = block.region.query_begin; first < block.region.query_end; first += step) {
+    DeviceBlock part = block;
+    part.region.query_begin = first;
+    part.region.query_end = std::min(first + step, block.region.query_end);
+    tile(part);
+  }
+}
+
 void DeviceBlockAttention::forward(const DeviceBlock& block, float* out, float* lse) {
+  for_each_tile(block, "DeviceBlockAttention::forward", [&](const DeviceBlock& part) { forward_tile(part, out, lse); });
+}
+
+void DeviceBlockAttention::backward(const DeviceBlock& block, const float* lse, const float* d_out, const float* delta,
+                                    float* d_queries, float* d_keys, float* d_values) {
+  for_each_tile(block, "DeviceBlockAttention::backward", [&](const DeviceBlock& part) {
+    backward_tile(part, lse, d_out, delta, d_queries, d_keys, d_values);
+  });
+}
+
+void DeviceBlockAttention::forward_tile(const DeviceBlock& block, float* out, float* lse) {
   auto& r = *resources_;
-  const auto at = r.span_of(block, "DeviceBlockAttention::forward");
+  const auto at = r.span_of(block);
   if (at.queries == 0) return;
   const std::size_t row = r.heads * r.head_dim;
   const auto head = static_cast<long long>(r.head_dim);
@@ -268,10 +291,10 @@ void DeviceBlockAttention::forward(const DeviceBlock& block, float* out, float* 
   check(cudaGetLastError(), "merge_by_lse");
 }
 
-void DeviceBlockAttention::backward(const DeviceBlock& block, const float* lse, const float* d_out, const float* delta,
-                                    float* d_queries, float* d_keys, float* d_values) {
+void DeviceBlockAttention::backward_tile(const DeviceBlock& block, const float* lse, const float* d_out,
+                                         const float* delta, float* d_queries, float* d_keys, float* d_values) {
   auto& r = *resources_;
-  const auto at = r.span_of(block, "DeviceBlockAttention::backward");
+  const auto at = r.span_of(block);
   if (at.queries == 0) return;
   const std::size_t row = r.heads * r.head_dim;
   const auto head = static_cast<long long>(r.head_dim);

@@ -32,10 +32,18 @@ struct DeviceBlock {
 /// at once.
 class DeviceBlockAttention {
  public:
-  /// Scratch for regions up to `max_query_rows` x `max_key_rows` over `heads` heads; the GEMMs
-  /// leave `reserve_sms` SMs free for work beside them (0: they may take all).
+  /// For blocks of up to `max_key_rows` keys over `heads` heads of `head_dim`. The scores of a
+  /// block are formed a tile of query rows at a time, each tile's scores within `score_bytes`
+  /// (two such buffers are kept), so the scratch stays bounded whatever the block's length. The
+  /// GEMMs leave `reserve_sms` SMs free for work beside them (0: they may take all).
   DeviceBlockAttention(StreamRef stream, std::size_t max_query_rows, std::size_t max_key_rows, std::size_t heads,
-                       std::size_t head_dim, int reserve_sms = 0);
+                       std::size_t head_dim, int reserve_sms = 0, std::size_t score_bytes = kDefaultScoreBytes);
+
+  /// The default bound on one tile's scores: 1 GiB.
+  static constexpr std::size_t kDefaultScoreBytes = std::size_t{1} << 30;
+
+  /// Query rows per tile.
+  [[nodiscard]] std::size_t tile_rows() const noexcept;
   ~DeviceBlockAttention();
   DeviceBlockAttention(const DeviceBlockAttention&) = delete;
   DeviceBlockAttention& operator=(const DeviceBlockAttention&) = delete;
@@ -54,6 +62,14 @@ class DeviceBlockAttention {
   void delta(const float* out, const float* d_out, float* delta, std::size_t rows);
 
  private:
+  /// One tile of query rows (the region's queries fit the scratch).
+  void forward_tile(const DeviceBlock& block, float* out, float* lse);
+  void backward_tile(const DeviceBlock& block, const float* lse, const float* d_out, const float* delta,
+                     float* d_queries, float* d_keys, float* d_values);
+  /// Runs `tile` on each tile of query rows of `block`'s region.
+  template <class Tile>
+  void for_each_tile(const DeviceBlock& block, const char* operation, Tile&& tile);
+
   struct Resources;
   std::unique_ptr<Resources> resources_;
 };

@@ -53,7 +53,7 @@ struct DeviceRingAttention::State {
         stream(static_cast<cudaStream_t>(ring_options.stream.native_handle())),
         host_positions(gather_positions(ring_comm, positions, ring_shape.rows)),
         attention(ring_options.stream, ring_shape.rows, ring_shape.rows, ring_shape.heads, ring_shape.head_dim,
-                  ring_options.reserve_sms),
+                  ring_options.reserve_sms, ring_options.score_bytes),
         kv(RingPipeline::create(ring_comm, {.block_bytes = 2 * elements() * sizeof(float),
                                             .memory = MemoryKind::cuda,
                                             .transfer = ring_options.transfer})) {

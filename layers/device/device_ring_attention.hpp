@@ -23,6 +23,9 @@ struct DeviceRingOptions {
   /// SMs the attention's GEMMs leave free (cuBLAS's SM count target), so that an `sm_copy`
   /// transfer finds some beside them; 0: the GEMMs may take every SM.
   int reserve_sms = 0;
+  /// Bound on one tile of scores (two are kept): blocks are attended a tile of query rows at a
+  /// time, so long sequences need no more scratch than this.
+  std::size_t score_bytes = std::size_t{1} << 30;
 };
 
 /// RingAttention (fp32) over the ranks of `ring`, on device buffers: planned once, run many

@@ -25,8 +25,8 @@ void download(std::vector<float>& host, const std::shared_ptr<std::byte>& device
 
 }  // namespace
 
-RingAttentionRun device_ring_attention(RingTransfer transfer) {
-  return [transfer](Communicator& comm, RingAttentionCase& problem) {
+RingAttentionRun device_ring_attention(RingTransfer transfer, std::size_t score_bytes) {
+  return [transfer, score_bytes](Communicator& comm, RingAttentionCase& problem) {
     const auto stream = verifiable::new_stream();
     const auto& shape = problem.shape;
     const std::size_t bytes = problem.out.size() * sizeof(float);
@@ -36,8 +36,9 @@ RingAttentionRun device_ring_attention(RingTransfer transfer) {
     auto d_k = verifiable::device_bytes(bytes), d_v = verifiable::device_bytes(bytes);
     auto lse = verifiable::device_bytes(shape.rows * shape.heads * sizeof(float));
     {
-      layers::DeviceRingAttention ring(comm, shape, problem.positions,
-                                       {.stream = StreamRef(stream.get()), .transfer = transfer});
+      layers::DeviceRingOptions options{.stream = StreamRef(stream.get()), .transfer = transfer};
+      if (score_bytes > 0) options.score_bytes = score_bytes;
+      layers::DeviceRingAttention ring(comm, shape, problem.positions, options);
       ring.forward(floats(q), floats(k), floats(v), floats(out), floats(lse));
       ring.backward(floats(q), floats(k), floats(v), floats(out), floats(lse), floats(d_out), floats(d_q), floats(d_k),
                     floats(d_v));

@@ -8,7 +8,8 @@
 
 namespace meshcomm::testing {
 
-/// DeviceRingAttention moving blocks by `transfer`, on a stream of each rank's own.
-RingAttentionRun device_ring_attention(RingTransfer transfer);
+/// DeviceRingAttention moving blocks by `transfer`, on a stream of each rank's own; scores in
+/// tiles of at most `score_bytes` (0: the default bound).
+RingAttentionRun device_ring_attention(RingTransfer transfer, std::size_t score_bytes = 0);
 
 }  // namespace meshcomm::testing

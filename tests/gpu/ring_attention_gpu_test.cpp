@@ -51,6 +51,19 @@ TEST(DeviceRingAttention, LargerBlocksMatch) {
   });
 }
 
+// 256 rows a rank, scores bounded to 16 KiB a tile: 4 heads x 256 keys x 4 B = 4 KiB a query
+// row, so each block is attended in tiles of 4 query rows, forward and backward.
+TEST(DeviceRingAttention, TiledScoresMatch) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  for (const bool causal : {false, true}) {
+    run_ranks(3, [causal](Communicator& comm) {
+      (void)check_ring_attention(comm, Layout::zigzag, causal,
+                                 device_ring_attention(RingTransfer::copy_engine, 16 << 10), 1e-5,
+                                 /*sequence_per_rank=*/256, /*heads=*/4, /*head_dim=*/32);
+    });
+  }
+}
+
 TEST(DeviceRingAttention, UnequalShardsAreRefused) {
   MESHCOMM_SKIP_WITHOUT_GPU();
   run_ranks(2, [](Communicator& comm) {
