@@ -11,20 +11,21 @@ namespace {
 
 class RingExchange final : public SequenceAttention {
  public:
-  RingExchange(Communicator& sp, const SequenceAttentionSpec& spec) : SequenceAttention(sp, spec) {}
+  // The ring is planned once: its pipelines and progress threads serve every layer call.
+  RingExchange(Communicator& sp, const SequenceAttentionSpec& spec) : SequenceAttention(sp, spec), ring_(sp, shape()) {}
 
   void forward(const float* queries, const float* keys, const float* values, float* out,
                AttentionSaved& saved) override {
     saved.lse.resize(rows() * spec_.heads);
-    ring_attention_forward(sp_, queries, keys, values, positions_.data(), out, saved.lse.data(), shape());
+    ring_.forward(queries, keys, values, positions_.data(), out, saved.lse.data());
     traffic_.calls += 1;
     traffic_.bytes_sent += (ring_steps() - 1) * key_value_block_bytes();
   }
 
   void backward(const float* queries, const float* keys, const float* values, const float* out, const float* d_out,
                 AttentionSaved& saved, float* d_queries, float* d_keys, float* d_values) override {
-    ring_attention_backward(sp_, queries, keys, values, positions_.data(), out, saved.lse.data(), d_out, d_queries,
-                            d_keys, d_values, shape());
+    ring_.backward(queries, keys, values, positions_.data(), out, saved.lse.data(), d_out, d_queries, d_keys,
+                   d_values);
     // K and V go round once more, and each block's dK and dV make a full circle behind them.
     traffic_.bytes_sent += (ring_steps() - 1) * key_value_block_bytes() + ring_steps() * gradient_block_bytes();
   }
@@ -40,6 +41,8 @@ class RingExchange final : public SequenceAttention {
   [[nodiscard]] std::size_t key_value_block_bytes() const {
     return rows() * sizeof(std::int64_t) + 2 * rows() * spec_.heads * spec_.head_dim * sizeof(float);
   }
+
+  RingAttention ring_;
 };
 
 }  // namespace
