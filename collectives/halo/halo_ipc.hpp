@@ -27,7 +27,8 @@ namespace meshcomm::detail {
 struct IpcMessage {
   int peer = 0;
   int slot = 0;
-  std::size_t offset = 0;  ///< out: where it starts in this rank's outbox
+  std::size_t offset = 0;  ///< outgoing: where it starts in this rank's outbox (incoming: not used;
+                           ///< the sender tells where it sits in its outbox)
   std::size_t bytes = 0;
 };
 
