@@ -1,6 +1,7 @@
 #include "algorithm_list.hpp"
 
 #include "algorithms.hpp"
+#include "hot_path.hpp"
 
 namespace meshcomm::detail {
 
@@ -25,7 +26,7 @@ AlgorithmList AlgorithmList::built_in() {
   return list;
 }
 
-const Algorithm* AlgorithmList::find(CollectiveKind kind, std::string_view name) const noexcept {
+MESHCOMM_HOT const Algorithm* AlgorithmList::find(CollectiveKind kind, std::string_view name) const noexcept {
   for (const auto& named : by_kind_[static_cast<std::size_t>(kind)]) {
     if (named.name == name) return named.algorithm;
   }

@@ -5,6 +5,7 @@
 
 #include "device/device_runtime.hpp"
 #include "environment.hpp"
+#include "hot_path.hpp"
 
 namespace meshcomm::detail {
 
@@ -39,6 +40,20 @@ class FatalOnFailure final : public WorkState {
 
 }  // namespace
 
+CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table)
+    : algorithms_(std::move(algorithms)), table_(std::move(table)) {
+  static_assert(static_cast<std::size_t>(CollectiveKind::broadcast) + 1 == kKinds);
+  static_assert(static_cast<std::size_t>(BackendKind::nccl) + 1 == kBackends);
+  for (std::size_t kind = 0; kind < kKinds; ++kind) {
+    for (std::size_t backend = 0; backend < kBackends; ++backend) {
+      const auto collective = static_cast<CollectiveKind>(kind);
+      if (auto name = table_.unconditional_first(collective, static_cast<BackendKind>(backend))) {
+        unconditional_[kind][backend] = algorithms_.find(collective, *name);
+      }
+    }
+  }
+}
+
 std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
@@ -46,8 +61,8 @@ std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table));
 }
 
-const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                          std::string_view requested) const {
+MESHCOMM_HOT const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                       std::string_view requested) const {
   auto forced = requested.empty() ? table_.forced(args.kind) : std::optional<std::string_view>(requested);
   if (forced) {
     const auto* algorithm = algorithms_.find(args.kind, *forced);
@@ -64,12 +79,18 @@ const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const Co
     }
     return *algorithm;
   }
+  const auto* unconditional =
+      unconditional_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())];
+  if (unconditional != nullptr && unconditional->unsupported_reason(args, comm).empty()) return *unconditional;
+  const Algorithm* preferred = nullptr;
   auto runs_the_call = [&](std::string_view name) {
     const auto* algorithm = algorithms_.find(args.kind, name);
-    return algorithm != nullptr && algorithm->unsupported_reason(args, comm).empty();
+    if (algorithm == nullptr || !algorithm->unsupported_reason(args, comm).empty()) return false;
+    preferred = algorithm;
+    return true;
   };
-  if (auto name = table_.first_preferred(args.kind, comm.backend().kind(), args.bytes(), comm.size(), runs_the_call)) {
-    return *algorithms_.find(args.kind, *name);
+  if (table_.first_preferred(args.kind, comm.backend_kind(), args.bytes(), comm.size(), runs_the_call)) {
+    return *preferred;
   }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);
@@ -79,11 +100,12 @@ const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const Co
               comm.context(args.label));
 }
 
-Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const {
+MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                          std::string_view requested) const {
   const auto& algorithm = choose(comm, args, requested);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
-  const bool queued_on_stream = algorithm.name() == "native" && comm.backend().stream_ordered();
+  const bool queued_on_stream = algorithm.name() == "native" && comm.stream_ordered();
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();

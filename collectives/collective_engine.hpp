@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,7 @@ namespace meshcomm::detail {
 /// failure of a started collective makes the communicator fatal (see docs/errors.md).
 class CollectiveEngine {
  public:
-  CollectiveEngine(AlgorithmList algorithms, SelectionTable table)
-      : algorithms_(std::move(algorithms)), table_(std::move(table)) {}
+  CollectiveEngine(AlgorithmList algorithms, SelectionTable table);
 
   /// The built-in algorithms, the measured table, and MESHCOMM_ALGO's forced names.
   static std::shared_ptr<const CollectiveEngine> from_environment();
@@ -32,8 +32,15 @@ class CollectiveEngine {
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
+  static constexpr std::size_t kKinds = 6;
+  static constexpr std::size_t kBackends = 5;
+
   AlgorithmList algorithms_;
   SelectionTable table_;
+  /// Per collective and backend, the table's algorithm where its first row holds at every size
+  /// and rank count (SelectionTable::unconditional_first), found once: a call it can run then
+  /// skips the table (on nccl that is every collective on CUDA memory).
+  std::array<std::array<const Algorithm*, kBackends>, kKinds> unconditional_{};
 };
 
 }  // namespace meshcomm::detail

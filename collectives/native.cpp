@@ -1,5 +1,6 @@
 #include "algorithm.hpp"
 #include "algorithms.hpp"
+#include "hot_path.hpp"
 
 namespace meshcomm::detail {
 
@@ -11,10 +12,10 @@ template <CollectiveKind Kind>
 class Native final : public AlgorithmOf<Kind> {
  public:
   Native() : AlgorithmOf<Kind>("native") {}
-  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+  MESHCOMM_HOT std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     return comm.backend().native_unsupported_reason(args);
   }
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  MESHCOMM_HOT std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     return comm.backend().start_native(args);
   }
 };

@@ -88,10 +88,15 @@ void SelectionTable::force_from_text(std::string_view text, std::string_view sou
   }
 }
 
-std::optional<std::string_view> SelectionTable::forced(CollectiveKind kind) const {
-  const auto& name = forced_[static_cast<std::size_t>(kind)];
-  if (name.empty()) return std::nullopt;
-  return std::string_view(name);
+std::optional<std::string_view> SelectionTable::unconditional_first(CollectiveKind kind, BackendKind backend) const {
+  for (const auto& rule : rules_) {
+    if (rule.kind != kind || (rule.backend != BackendKind::automatic && rule.backend != backend)) continue;
+    const bool every_size = rule.min_bytes == 0 && rule.max_bytes == std::numeric_limits<std::size_t>::max();
+    const bool every_count = rule.min_ranks <= 1 && rule.max_ranks == std::numeric_limits<int>::max();
+    if (every_size && every_count) return rule.algorithm;
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace meshcomm::detail

@@ -37,7 +37,15 @@ class SelectionTable {
   void force_from_text(std::string_view text, std::string_view source, const AlgorithmList& algorithms);
 
   /// The algorithm forced for `kind`, if any.
-  [[nodiscard]] std::optional<std::string_view> forced(CollectiveKind kind) const;
+  [[nodiscard]] std::optional<std::string_view> forced(CollectiveKind kind) const {
+    const auto& name = forced_[static_cast<std::size_t>(kind)];
+    if (name.empty()) return std::nullopt;
+    return std::string_view(name);
+  }
+
+  /// The algorithm of the first row for `kind` on `backend` if that row holds at every size and
+  /// rank count: it is then the table's answer for every call it can run.
+  [[nodiscard]] std::optional<std::string_view> unconditional_first(CollectiveKind kind, BackendKind backend) const;
 
   /// The first row matching the call whose algorithm `accepts`, in table order, or nothing.
   /// Called on every collective, so it allocates nothing.

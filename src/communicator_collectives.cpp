@@ -4,11 +4,12 @@
 
 #include "collective_engine.hpp"
 #include "communicator_impl.hpp"
+#include "hot_path.hpp"
 #include "meshcomm/communicator.hpp"
 
 namespace meshcomm {
 
-std::string_view to_string(CollectiveKind kind) noexcept {
+MESHCOMM_HOT std::string_view to_string(CollectiveKind kind) noexcept {
   switch (kind) {
     case CollectiveKind::all_gather: return "all_gather";
     case CollectiveKind::reduce_scatter: return "reduce_scatter";
@@ -91,19 +92,19 @@ const void* block_at(const void* base, int rank, std::size_t block_bytes) {
 
 }  // namespace
 
-Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
+MESHCOMM_HOT Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
   CallChecker call(*impl_, CollectiveKind::all_gather);
   call.buffers(input, output)
-      .count("output.count", output.count, input.count * size(), "input.count times the communicator size")
-      .place(block_at(output.data, rank(), input.bytes()), "input at this rank's block of output");
+      .count("output.count", output.count, input.count * impl_->size(), "input.count times the communicator size")
+      .place(block_at(output.data, impl_->rank(), input.bytes()), "input at this rank's block of output");
   return call.start(options.algorithm, options.stream);
 }
 
-Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
+MESHCOMM_HOT Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
   CallChecker call(*impl_, CollectiveKind::reduce_scatter);
   call.buffers(input, output)
-      .count("input.count", input.count, output.count * size(), "output.count times the communicator size");
-  call.args().in_place = output.data == block_at(input.data, rank(), output.bytes()) && output.count > 0;
+      .count("input.count", input.count, output.count * impl_->size(), "output.count times the communicator size");
+  call.args().in_place = output.data == block_at(input.data, impl_->rank(), output.bytes()) && output.count > 0;
   if (!call.args().in_place && overlaps(input.data, input.bytes(), output.data, output.bytes())) {
     call.fail("input and output overlap, which is only allowed in place (output at this rank's block of input)");
   }
@@ -111,7 +112,7 @@ Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, cons
   return call.start(options.algorithm, options.stream);
 }
 
-Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options) {
+MESHCOMM_HOT Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options) {
   CallChecker call(*impl_, CollectiveKind::all_reduce);
   call.buffers(input, output)
       .count("output.count", output.count, input.count, "the same as input.count")
@@ -120,24 +121,24 @@ Work Communicator::all_reduce(ConstBufferView input, BufferView output, const Re
   return call.start(options.algorithm, options.stream);
 }
 
-Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
+MESHCOMM_HOT Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
   CallChecker call(*impl_, CollectiveKind::all_to_all);
   call.buffers(input, output)
       .count("output.count", output.count, input.count, "the same as input.count")
       .place(output.data, "the same memory");
-  if (input.count % size() != 0) {
+  if (input.count % impl_->size() != 0) {
     call.fail(fmt::format("input.count = {} is not divisible by the communicator size {}; use all_to_allv for "
                           "uneven blocks",
-                          input.count, size()));
+                          input.count, impl_->size()));
   }
   return call.start(options.algorithm, options.stream);
 }
 
-Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
-                               const CollectiveOptions& options) {
+MESHCOMM_HOT Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
+                                            const CollectiveOptions& options) {
   CallChecker call(*impl_, CollectiveKind::all_to_allv);
   call.buffers(input, output);
-  const auto ranks = static_cast<std::size_t>(size());
+  const auto ranks = static_cast<std::size_t>(impl_->size());
   auto check_spans = [&](const char* name, std::span<const std::size_t> counts, std::span<const std::size_t> offsets,
                          std::size_t capacity) {
     if (counts.size() != ranks || offsets.size() != ranks) {
@@ -162,12 +163,12 @@ Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const A
   return call.start(options.algorithm, options.stream);
 }
 
-Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
+MESHCOMM_HOT Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
   CallChecker call(*impl_, CollectiveKind::broadcast);
   call.buffers(data, data);
-  if (options.root < 0 || options.root >= size()) {
+  if (options.root < 0 || options.root >= impl_->size()) {
     call.fail(fmt::format("root = {} is not a rank of this communicator; valid roots are 0..{}", options.root,
-                          size() - 1));
+                          impl_->size() - 1));
   }
   call.args().root = options.root;
   call.args().in_place = true;

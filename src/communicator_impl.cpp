@@ -19,14 +19,19 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
                                    std::chrono::milliseconds timeout,
                                    std::shared_ptr<const CommunicatorFamily> family)
     : backend_(std::move(backend)),
+      backend_kind_(backend_->kind()),
+      rank_(backend_->rank()),
+      size_(backend_->size()),
+      stream_ordered_(backend_->stream_ordered()),
+      moves_host_(backend_->moves(MemoryKind::host)),
+      moves_cuda_(backend_->moves(MemoryKind::cuda)),
+      // Host-driven backends check that CUDA buffers are device memory; the stream-ordered nccl
+      // backend leaves it to MESHCOMM_CHECK_POINTERS=1, as NCCL does, since the check costs as
+      // much as a fifth of a small collective.
+      checks_cuda_pointers_(!stream_ordered_ || pointer_checks_forced()),
       root_ranks_(std::move(root_ranks)),
       timeout_(timeout),
       family_(std::move(family)) {}
-
-OperationLabel CommunicatorImpl::begin(const char* operation) {
-  backend_->fatal_state()->throw_if_set(operation);
-  return {.name = operation, .sequence = sequence_++};
-}
 
 int CommunicatorImpl::reserve_internal_tags(int count) {
   // Internal operations are issued in the same order on every rank, so a counter names each one
@@ -38,7 +43,7 @@ int CommunicatorImpl::reserve_internal_tags(int count) {
 }
 
 void CommunicatorImpl::order_after_stream(MemoryKind memory, StreamRef stream) const {
-  if (memory == MemoryKind::cuda && !backend_->stream_ordered()) device::synchronize(stream);
+  if (memory == MemoryKind::cuda && !stream_ordered_) device::synchronize(stream);
 }
 
 ErrorContext CommunicatorImpl::context(OperationLabel label, int peer) const {
@@ -62,15 +67,15 @@ void CommunicatorImpl::check_tag(int tag, OperationLabel label) const {
   }
 }
 
-void CommunicatorImpl::check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
-                                    const char* argument) const {
+void CommunicatorImpl::check_buffer_fully(const void* data, std::size_t count, MemoryKind memory,
+                                          OperationLabel label, const char* argument) const {
   if (data == nullptr && count > 0) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{} has a null pointer but a count of {}; pass a valid pointer or a count of 0", argument,
                             count),
                 context(label));
   }
-  if (!backend_->moves(memory)) {
+  if (!(memory == MemoryKind::cuda ? moves_cuda_ : moves_host_)) {
     std::string takes;
     for (auto kind : {MemoryKind::host, MemoryKind::cuda}) {
       if (backend_->moves(kind)) takes += fmt::format("{}{}", takes.empty() ? "" : " or ", to_string(kind));
@@ -80,11 +85,7 @@ void CommunicatorImpl::check_buffer(const void* data, std::size_t count, MemoryK
                             to_string(memory), to_string(backend_->kind()), takes),
                 context(label));
   }
-  // Host-driven backends check that CUDA buffers are device memory; the stream-ordered nccl
-  // backend leaves it to MESHCOMM_CHECK_POINTERS=1, as NCCL does, since the check costs as much
-  // as a fifth of a small collective.
-  const bool check_pointer = !backend_->stream_ordered() || pointer_checks_forced();
-  if (memory == MemoryKind::cuda && count > 0 && check_pointer) {
+  if (memory == MemoryKind::cuda && count > 0 && checks_cuda_pointers_) {
     if (auto problem = device::pointer_problem(data); !problem.empty()) {
       throw Error(ErrorCode::invalid_argument, fmt::format("{} is marked as cuda memory but {}", argument, problem),
                   context(label));

@@ -28,8 +28,11 @@ class CommunicatorImpl {
                    std::shared_ptr<const CommunicatorFamily> family);
 
   [[nodiscard]] Backend& backend() const noexcept { return *backend_; }
-  [[nodiscard]] int rank() const noexcept { return backend_->rank(); }
-  [[nodiscard]] int size() const noexcept { return backend_->size(); }
+  [[nodiscard]] BackendKind backend_kind() const noexcept { return backend_kind_; }
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  /// Whether the backend queues work on CUDA streams (see Backend::stream_ordered).
+  [[nodiscard]] bool stream_ordered() const noexcept { return stream_ordered_; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   [[nodiscard]] const std::vector<int>& root_ranks() const noexcept { return root_ranks_; }
 
@@ -37,7 +40,10 @@ class CommunicatorImpl {
   [[nodiscard]] Work make_work(std::shared_ptr<WorkState> state) const { return Work(std::move(state), timeout_); }
 
   /// Numbers the next operation and checks the communicator is still usable.
-  [[nodiscard]] OperationLabel begin(const char* operation);
+  [[nodiscard]] OperationLabel begin(const char* operation) {
+    backend_->fatal_state()->throw_if_set(operation);
+    return {.name = operation, .sequence = sequence_++};
+  }
 
   /// A tag on the internal lane for the next internal operation, distinct from recent ones.
   [[nodiscard]] int next_internal_tag() { return reserve_internal_tags(1); }
@@ -55,9 +61,14 @@ class CommunicatorImpl {
   void check_peer(int peer, OperationLabel label) const;
   /// Throws Error(invalid_argument) unless `tag` is in [0, max_tag].
   void check_tag(int tag, OperationLabel label) const;
-  /// Throws unless `data` can be moved by this backend (pointer set, memory kind supported).
+  /// Throws unless `data` can be moved by this backend (pointer set, memory kind supported, and
+  /// CUDA memory where the backend checks pointers). Inline: on every call's path.
   void check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
-                    const char* argument) const;
+                    const char* argument) const {
+    const bool plainly_fine = memory == MemoryKind::cuda ? moves_cuda_ && (count == 0 || !checks_cuda_pointers_)
+                                                         : moves_host_;
+    if (!plainly_fine || (data == nullptr && count > 0)) check_buffer_fully(data, count, memory, label, argument);
+  }
 
   /// A backend driven from the host touches CUDA buffers as soon as an operation starts: waits
   /// for `stream`'s earlier work first. Stream-ordered backends queue behind it instead.
@@ -73,7 +84,19 @@ class CommunicatorImpl {
   std::uint64_t next_split_index() noexcept { return split_count_++; }
 
  private:
+  void check_buffer_fully(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
+                          const char* argument) const;
+
   std::unique_ptr<Backend> backend_;
+  // What every call asks of the backend, read once so that the per-call checks make no virtual
+  // calls (a backend's answers never change).
+  BackendKind backend_kind_;
+  int rank_;
+  int size_;
+  bool stream_ordered_;
+  bool moves_host_;
+  bool moves_cuda_;
+  bool checks_cuda_pointers_;
   std::vector<int> root_ranks_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<const CommunicatorFamily> family_;

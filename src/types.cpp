@@ -37,20 +37,4 @@ std::string_view to_string(MemoryKind kind) noexcept {
   return "unknown";
 }
 
-std::size_t size_of(DataType type) noexcept {
-  switch (type) {
-    case DataType::i8:
-    case DataType::u8: return 1;
-    case DataType::f16:
-    case DataType::bf16: return 2;
-    case DataType::f32:
-    case DataType::i32:
-    case DataType::u32: return 4;
-    case DataType::f64:
-    case DataType::i64:
-    case DataType::u64: return 8;
-  }
-  return 0;
-}
-
 }  // namespace meshcomm

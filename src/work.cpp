@@ -7,13 +7,6 @@
 
 namespace meshcomm {
 
-Work::Work() noexcept = default;
-Work::Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout) noexcept
-    : state_(std::move(state)), default_timeout_(default_timeout) {}
-Work::Work(Work&&) noexcept = default;
-Work& Work::operator=(Work&&) noexcept = default;
-Work::~Work() = default;
-
 bool Work::test() { return state_ == nullptr || state_->test(); }
 
 void Work::wait(std::chrono::milliseconds timeout) {

@@ -23,8 +23,22 @@ MESHCOMM_API std::string_view to_string(DataType type) noexcept;
 MESHCOMM_API std::string_view to_string(ReduceOp op) noexcept;
 MESHCOMM_API std::string_view to_string(MemoryKind kind) noexcept;
 
-/// Bytes of one element of `type`.
-MESHCOMM_API std::size_t size_of(DataType type) noexcept;
+/// Bytes of one element of `type`. Inline: every buffer's size is asked on every call.
+constexpr std::size_t size_of(DataType type) noexcept {
+  switch (type) {
+    case DataType::i8:
+    case DataType::u8: return 1;
+    case DataType::f16:
+    case DataType::bf16: return 2;
+    case DataType::f32:
+    case DataType::i32:
+    case DataType::u32: return 4;
+    case DataType::f64:
+    case DataType::i64:
+    case DataType::u64: return 8;
+  }
+  return 0;
+}
 
 /// IEEE 754 binary16, stored as its bit pattern (arithmetic happens in f32).
 struct float16 {

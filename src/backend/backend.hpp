@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -41,10 +42,16 @@ struct OperationLabel {
 class FatalState {
  public:
   void set(const Error& error);
-  /// Throws Error(aborted) carrying the first fatal error's message, if there was one.
-  void throw_if_set(std::string_view operation) const;
+  /// Throws Error(aborted) carrying the first fatal error's message, if there was one. Called
+  /// before every operation, so the usual answer (none) takes one atomic load and no lock.
+  void throw_if_set(const char* operation) const {
+    if (is_set_.load(std::memory_order_acquire)) throw_set(operation);
+  }
 
  private:
+  [[noreturn]] void throw_set(const char* operation) const;
+
+  std::atomic<bool> is_set_{false};
   mutable std::mutex mutex_;
   std::optional<Error> error_;
 };

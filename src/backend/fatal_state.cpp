@@ -5,11 +5,11 @@ namespace meshcomm::detail {
 void FatalState::set(const Error& error) {
   std::lock_guard lock(mutex_);
   if (!error_) error_ = error;
+  is_set_.store(true, std::memory_order_release);
 }
 
-void FatalState::throw_if_set(std::string_view operation) const {
+void FatalState::throw_set(const char* operation) const {
   std::lock_guard lock(mutex_);
-  if (!error_) return;
   ErrorContext context = error_->context();
   context.operation = std::string(operation);
   throw Error(ErrorCode::aborted,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "collective_args.hpp"
+#include "hot_path.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "nccl_channel.hpp"
 #include "nccl_collectives.hpp"
@@ -17,18 +18,18 @@ namespace {
 class NcclBackend final : public Backend {
  public:
   NcclBackend(std::shared_ptr<NcclChannel> channel, std::unique_ptr<Backend> host)
-      : channel_(std::move(channel)), host_(std::move(host)) {}
+      : channel_(std::move(channel)), host_(std::move(host)), rank_(host_->rank()), size_(host_->size()) {}
 
   /// The channel is made after the backend, so that it shares the backend's fatal state.
   void attach(std::shared_ptr<NcclChannel> channel) { channel_ = std::move(channel); }
 
   [[nodiscard]] BackendKind kind() const noexcept override { return BackendKind::nccl; }
-  [[nodiscard]] int rank() const noexcept override { return host_->rank(); }
-  [[nodiscard]] int size() const noexcept override { return host_->size(); }
+  [[nodiscard]] int rank() const noexcept override { return rank_; }
+  [[nodiscard]] int size() const noexcept override { return size_; }
   [[nodiscard]] int max_tag() const noexcept override { return host_->max_tag(); }
   [[nodiscard]] bool thread_safe() const noexcept override { return host_->thread_safe(); }
-  [[nodiscard]] bool moves(MemoryKind) const noexcept override { return true; }
-  [[nodiscard]] bool stream_ordered() const noexcept override { return true; }
+  MESHCOMM_HOT [[nodiscard]] bool moves(MemoryKind) const noexcept override { return true; }
+  MESHCOMM_HOT [[nodiscard]] bool stream_ordered() const noexcept override { return true; }
 
   std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                    StreamRef stream) override {
@@ -52,11 +53,11 @@ class NcclBackend final : public Backend {
     return backend;
   }
 
-  [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {
-    return nccl_collective_unsupported_reason(args);
+  MESHCOMM_HOT [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {
+    return nccl_runs_collective(args) ? std::string() : nccl_collective_unsupported_reason(args);
   }
 
-  std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
+  MESHCOMM_HOT std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
     return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
   }
 
@@ -70,6 +71,8 @@ class NcclBackend final : public Backend {
 
   std::shared_ptr<NcclChannel> channel_;
   std::unique_ptr<Backend> host_;
+  int rank_;  // the host backend's, kept here: every NCCL call names it
+  int size_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "nccl_collectives.hpp"
 
 #include "collective_args.hpp"
+#include "hot_path.hpp"
 #include "nccl_channel.hpp"
 #include "nccl_work.hpp"
 
@@ -62,15 +63,13 @@ ncclResult_t grouped_all_to_all(const CollectiveArgs& args, int ranks, ncclComm_
 }  // namespace
 
 std::string nccl_collective_unsupported_reason(const CollectiveArgs& args) {
+  if (nccl_runs_collective(args)) return {};
   if (args.output.memory != MemoryKind::cuda) return "NCCL's collectives move cuda memory, and this call has host memory";
-  if (args.kind == CollectiveKind::all_to_all && args.in_place) {
-    return "NCCL has no in-place all-to-all (its grouped sends would read blocks already overwritten)";
-  }
-  return {};
+  return "NCCL has no in-place all-to-all (its grouped sends would read blocks already overwritten)";
 }
 
-std::shared_ptr<WorkState> start_nccl_collective(NcclChannel& channel, const CollectiveArgs& args, int ranks,
-                                                 NcclCallSite site) {
+MESHCOMM_HOT std::shared_ptr<WorkState> start_nccl_collective(NcclChannel& channel, const CollectiveArgs& args,
+                                                              int ranks, NcclCallSite site) {
   const auto stream = static_cast<cudaStream_t>(args.stream.native_handle());
   const ncclDataType_t type = nccl_type(args.output.type);
   const ncclRedOp_t op = nccl_op(args.op);

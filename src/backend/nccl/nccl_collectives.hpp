@@ -4,12 +4,18 @@
 #include <string>
 
 #include "../backend.hpp"
+#include "collective_args.hpp"
 #include "nccl_work.hpp"
 
 namespace meshcomm::detail {
 
 class NcclChannel;
-struct CollectiveArgs;
+
+/// Whether NCCL's own collectives can run `args`: CUDA memory, and no in-place all-to-all.
+/// Inline: asked on every call.
+[[nodiscard]] inline bool nccl_runs_collective(const CollectiveArgs& args) noexcept {
+  return args.output.memory == MemoryKind::cuda && !(args.kind == CollectiveKind::all_to_all && args.in_place);
+}
 
 /// Empty if NCCL's own collectives can run `args`, else why not.
 [[nodiscard]] std::string nccl_collective_unsupported_reason(const CollectiveArgs& args);
