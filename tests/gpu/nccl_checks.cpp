@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,47 @@ void check_nccl_stream_order(Communicator& comm) {
     for (auto value : result) wrong += value != expected ? 1 : 0;
     EXPECT_EQ(wrong, 0U) << "round " << round << ": first element " << result[0] << ", expected " << expected;
   }
+  expect_cuda(cudaStreamDestroy(stream));
+}
+
+void check_nccl_back_to_back(Communicator& comm) {
+  constexpr std::size_t count = 1 << 24;  // 64 MiB of int32 per call: long enough that a race would show
+  constexpr int calls = 8;
+  constexpr int tested_after = 3;  // the first work is looked at once calls 0..3 are queued
+  std::vector<std::shared_ptr<std::byte>> inputs;
+  std::vector<std::shared_ptr<std::byte>> outputs;
+  cudaStream_t stream = nullptr;
+  cudaStream_t reader = nullptr;
+  expect_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  expect_cuda(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking));
+  for (int call = 0; call < calls; ++call) {
+    inputs.push_back(verifiable::device_bytes(count * sizeof(std::int32_t)));
+    outputs.push_back(verifiable::device_bytes(count * sizeof(std::int32_t)));
+    expect_cuda(cudaMemset(inputs.back().get(), call + 1, count * sizeof(std::int32_t)));
+    expect_cuda(cudaMemset(outputs.back().get(), 0xff, count * sizeof(std::int32_t)));
+  }
+  expect_cuda(cudaDeviceSynchronize());
+  std::vector<Work> works;
+  for (int call = 0; call < calls; ++call) {
+    works.push_back(comm.all_reduce(ConstBufferView(inputs[call].get(), count, DataType::i32, MemoryKind::cuda),
+                                    BufferView(outputs[call].get(), count, DataType::i32, MemoryKind::cuda),
+                                    {.stream = stream_ref(stream)}));
+    if (call == tested_after) (void)works[0].test();
+  }
+  // Wait for each call's work in turn from the first; read its output on a stream that is not
+  // ordered after the collectives, so only the work's completion makes the result visible.
+  std::vector<std::int32_t> result(count);
+  for (int call = 0; call < calls; ++call) {
+    works[call].wait();
+    expect_cuda(cudaMemcpyAsync(result.data(), outputs[call].get(), count * sizeof(std::int32_t),
+                                cudaMemcpyDeviceToHost, reader));
+    expect_cuda(cudaStreamSynchronize(reader));
+    const std::int32_t expected = (call + 1) * 0x01010101 * comm.size();
+    std::size_t wrong = 0;
+    for (auto value : result) wrong += value != expected ? 1 : 0;
+    EXPECT_EQ(wrong, 0U) << "call " << call << ": last element " << result.back() << ", expected " << expected;
+  }
+  expect_cuda(cudaStreamDestroy(reader));
   expect_cuda(cudaStreamDestroy(stream));
 }
 

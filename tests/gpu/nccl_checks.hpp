@@ -14,6 +14,10 @@ void check_nccl_collective_matrices(Communicator& comm);
 /// a memset queued before it and its result read by a copy queued after it, with no host wait.
 void check_nccl_stream_order(Communicator& comm);
 
+/// Collectives queued back to back on one stream, some tested early: each work completes only
+/// once its own call has run (outputs read on another stream right after each wait are right).
+void check_nccl_back_to_back(Communicator& comm);
+
 /// Halo exchanges on CUDA memory over NCCL: contents, adjoint and graph, both strategies.
 void check_nccl_halo(Communicator& comm);
 

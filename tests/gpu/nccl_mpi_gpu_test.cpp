@@ -28,6 +28,11 @@ TEST(NcclMpi, StreamOrder) {
   run_nccl_world(check_nccl_stream_order);
 }
 
+TEST(NcclMpi, BackToBack) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  run_nccl_world(check_nccl_back_to_back);
+}
+
 TEST(NcclMpi, Halo) {
   MESHCOMM_SKIP_WITHOUT_GPU();
   run_nccl_world(check_nccl_halo);

@@ -24,6 +24,11 @@ TEST(NcclThreads, StreamOrder) {
   run_nccl_rank(check_nccl_stream_order);
 }
 
+TEST(NcclThreads, BackToBack) {
+  MESHCOMM_SKIP_WITHOUT_GPU();
+  run_nccl_rank(check_nccl_back_to_back);
+}
+
 TEST(NcclThreads, Halo) {
   MESHCOMM_SKIP_WITHOUT_GPU();
   run_nccl_rank(check_nccl_halo);

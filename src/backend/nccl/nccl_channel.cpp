@@ -6,6 +6,7 @@
 
 #include "device/cuda_check.hpp"
 #include "environment.hpp"
+#include "hot_path.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "nccl_work.hpp"
 
@@ -160,13 +161,25 @@ cudaEvent_t NcclChannel::take_event() {
   return event;
 }
 
-cudaEvent_t NcclChannel::record_event(cudaStream_t stream) {
+cudaEvent_t NcclChannel::record_event(cudaStream_t stream, const NcclWork* work) {
   std::lock_guard lock(mutex_);
+  // Under the lock that enqueue() holds: a collective queued after this event cannot join `work`.
+  if (open_collective_.lock().get() == work) open_collective_.reset();
   const cudaEvent_t event = take_event();
   const cudaError_t status = cudaEventRecord(event, stream);
   if (status != cudaSuccess) spare_events_.push_back(event);
   device::check_cuda(status, "cudaEventRecord");
   return event;
+}
+
+MESHCOMM_HOT std::shared_ptr<NcclWork> NcclChannel::collective_work_locked(cudaStream_t stream, const NcclCallSite& site) {
+  if (auto open = open_collective_.lock(); open != nullptr && open->stream() == stream) {
+    open->covers_another_call();
+    return open;
+  }
+  auto work = std::make_shared<NcclWork>(shared_from_this(), site, stream);
+  open_collective_ = work;
+  return work;
 }
 
 void NcclChannel::recycle(cudaEvent_t event) noexcept {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "hot_path.hpp"
 #include "nccl_work.hpp"
 
 namespace meshcomm::detail {
@@ -41,13 +42,13 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
 
   /// Flushes, then runs `calls(comm)` (NCCL calls on the communicator, grouped by the caller if
   /// need be, returning NCCL's result) and returns a work that completes when `stream` has run
-  /// them. A template, so that the per-call path allocates only the work.
+  /// them. A template, so that the per-call path makes no call of its own beyond NCCL's.
   template <class Calls>
-  std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, NcclCallSite site, Calls&& calls) {
+  MESHCOMM_HOT std::shared_ptr<NcclWork> enqueue(cudaStream_t stream, NcclCallSite site, Calls&& calls) {
     std::lock_guard lock(mutex_);
-    before_enqueue_locked(site);
-    after_enqueue_locked(calls(comm_), site);
-    return std::make_shared<NcclWork>(shared_from_this(), site, stream);
+    if (aborted_ || !queued_.empty()) before_enqueue_locked(site);
+    if (const ncclResult_t result = calls(comm_); result != ncclSuccess) after_enqueue_locked(result, site);
+    return collective_work_locked(stream, site);
   }
 
   /// Throws (after aborting) if NCCL reported an asynchronous error for this communicator.
@@ -61,8 +62,9 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   [[nodiscard]] cudaStream_t internal_stream() const noexcept { return internal_stream_; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
 
-  /// An event recorded now on `stream`.
-  cudaEvent_t record_event(cudaStream_t stream);
+  /// An event recorded now on `stream` for `work`'s first test: no later collective shares
+  /// `work` from then on.
+  cudaEvent_t record_event(cudaStream_t stream, const NcclWork* work);
   /// Returns an event for reuse.
   void recycle(cudaEvent_t event) noexcept;
 
@@ -88,6 +90,9 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   void after_enqueue_locked(ncclResult_t result, const NcclCallSite& site);
   [[noreturn]] void abort_locked(const Error& cause);
   cudaEvent_t take_event();
+  /// The work of a collective just queued on `stream`: the open one of that stream if no one has
+  /// tested it yet, else a new one, which becomes the open one.
+  std::shared_ptr<NcclWork> collective_work_locked(cudaStream_t stream, const NcclCallSite& site);
 
   std::mutex mutex_;
   ncclComm_t comm_;
@@ -97,6 +102,8 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   cudaStream_t internal_stream_ = nullptr;
   std::vector<Queued> queued_;
   std::vector<cudaEvent_t> spare_events_;
+  /// The latest collective's work while no one has tested it (weak: works hold the channel).
+  std::weak_ptr<NcclWork> open_collective_;
 };
 
 }  // namespace meshcomm::detail

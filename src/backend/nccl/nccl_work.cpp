@@ -30,7 +30,7 @@ cudaEvent_t NcclWork::event_behind() {
     if (!on_stream_ || event_ != nullptr) return event_;
   }
   // Recorded without holding this work's lock: the channel takes its own.
-  cudaEvent_t event = channel_->record_event(stream_);
+  cudaEvent_t event = channel_->record_event(stream_, this);
   {
     std::lock_guard lock(mutex_);
     if (event_ == nullptr) {
@@ -87,9 +87,15 @@ void NcclWork::wait_until(Clock::time_point deadline) {
   for (unsigned spins = 0; !test(); ++spins) {
     if (Clock::now() >= deadline) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiting_since).count();
+      const auto later = later_calls_.load(std::memory_order_relaxed);
       channel_->abort_with(Error(ErrorCode::timeout,
-                                 fmt::format("NCCL {} did not complete within {} ms{}",
-                                             what_.empty() ? std::string(site_.label.name) : what_, waited,
+                                 fmt::format("NCCL {}{} did not complete within {} ms{}",
+                                             what_.empty() ? std::string(site_.label.name) : what_,
+                                             later == 0 ? std::string()
+                                                        : fmt::format(" (and the {} collectives queued after it on "
+                                                                      "its stream)",
+                                                                      later),
+                                             waited,
                                              site_.peer >= 0 ? fmt::format(" (peer {} may have failed or not "
                                                                            "posted the matching call)",
                                                                            site_.peer)

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -27,7 +29,9 @@ struct NcclCallSite {
 /// recorded behind it shows. Sends and receives get their event when their group is enqueued. A
 /// collective gets it when first tested or waited on (an event per call would cost a tenth of a
 /// small collective): it then completes once its stream has run what was queued on the stream up
-/// to that moment, which is exact when it is waited on before more work goes on the stream.
+/// to that moment, which is exact when it is waited on before more work goes on the stream. So
+/// collectives queued back to back on one stream before any of them is looked at share one work
+/// (see NcclChannel::enqueue), which allocates nothing per call.
 /// Waiting past the deadline aborts the communicator and names the operation.
 class NcclWork final : public WorkState {
  public:
@@ -42,6 +46,11 @@ class NcclWork final : public WorkState {
   /// Every failure aborts the channel, which marks the communicator fatal.
   [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
 
+  /// The stream a collective is queued on.
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  /// Called by the channel when a later collective on the same stream shares this work.
+  void covers_another_call() noexcept { later_calls_.fetch_add(1, std::memory_order_relaxed); }
+
   /// Called by the channel once the operation is on its stream, with the event behind it.
   void enqueued(cudaEvent_t event) noexcept;
   /// The event behind the operation, recorded now if it has none yet; null while still queued.
@@ -53,6 +62,7 @@ class NcclWork final : public WorkState {
   std::shared_ptr<NcclChannel> channel_;
   NcclCallSite site_;
   std::string what_;
+  std::atomic<std::uint64_t> later_calls_{0};
   std::mutex mutex_;
   bool on_stream_ = false;
   cudaStream_t stream_ = nullptr;
