@@ -172,7 +172,8 @@ cudaEvent_t NcclChannel::record_event(cudaStream_t stream, const NcclWork* work)
   return event;
 }
 
-MESHCOMM_HOT std::shared_ptr<NcclWork> NcclChannel::collective_work_locked(cudaStream_t stream, const NcclCallSite& site) {
+MESHCOMM_HOT std::shared_ptr<NcclWork> NcclChannel::collective_work_locked(cudaStream_t stream,
+                                                                         const NcclCallSite& site) {
   if (auto open = open_collective_.lock(); open != nullptr && open->stream() == stream) {
     open->covers_another_call();
     return open;
