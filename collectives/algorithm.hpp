@@ -22,6 +22,11 @@ class Algorithm {
   [[nodiscard]] virtual std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl&) const {
     return {};
   }
+  /// Whether it can run `args` on `comm` (unsupported_reason is empty), asked on every call:
+  /// algorithms that can answer without composing a sentence override it.
+  [[nodiscard]] virtual bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const {
+    return unsupported_reason(args, comm).empty();
+  }
   /// Starts the collective; arguments are validated.
   [[nodiscard]] virtual std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const = 0;
 };

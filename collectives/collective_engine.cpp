@@ -61,8 +61,8 @@ std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table));
 }
 
-MESHCOMM_HOT const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                                       std::string_view requested) const {
+const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                           std::string_view requested) const {
   auto forced = requested.empty() ? table_.forced(args.kind) : std::optional<std::string_view>(requested);
   if (forced) {
     const auto* algorithm = algorithms_.find(args.kind, *forced);
@@ -79,13 +79,10 @@ MESHCOMM_HOT const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& c
     }
     return *algorithm;
   }
-  const auto* unconditional =
-      unconditional_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())];
-  if (unconditional != nullptr && unconditional->unsupported_reason(args, comm).empty()) return *unconditional;
   const Algorithm* preferred = nullptr;
   auto runs_the_call = [&](std::string_view name) {
     const auto* algorithm = algorithms_.find(args.kind, name);
-    if (algorithm == nullptr || !algorithm->unsupported_reason(args, comm).empty()) return false;
+    if (algorithm == nullptr || !algorithm->runs(args, comm)) return false;
     preferred = algorithm;
     return true;
   };
@@ -94,7 +91,7 @@ MESHCOMM_HOT const Algorithm& CollectiveEngine::choose(const CommunicatorImpl& c
   }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);
-    if (algorithm->unsupported_reason(args, comm).empty()) return *algorithm;
+    if (algorithm->runs(args, comm)) return *algorithm;
   }
   throw Error(ErrorCode::unsupported, fmt::format("no algorithm can run this {}", to_string(args.kind)),
               comm.context(args.label));

@@ -24,7 +24,14 @@ class CollectiveEngine {
   /// Throws Error(invalid_argument) for an unknown name, Error(unsupported) if the named
   /// algorithm cannot run the call (with its reason).
   [[nodiscard]] const Algorithm& choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                        std::string_view requested) const;
+                                        std::string_view requested) const {
+    if (requested.empty() && !table_.forced(args.kind)) {
+      const auto* unconditional =
+          unconditional_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())];
+      if (unconditional != nullptr && unconditional->runs(args, comm)) return *unconditional;
+    }
+    return choose_by_name_or_table(comm, args, requested);
+  }
 
   /// Chooses and starts the collective.
   [[nodiscard]] Work start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
@@ -32,6 +39,10 @@ class CollectiveEngine {
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
+  /// choose() past the fast path: a requested or forced name, else the table, else the list.
+  [[nodiscard]] const Algorithm& choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                         std::string_view requested) const;
+
   static constexpr std::size_t kKinds = 6;
   static constexpr std::size_t kBackends = 5;
 

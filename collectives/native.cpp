@@ -15,6 +15,9 @@ class Native final : public AlgorithmOf<Kind> {
   MESHCOMM_HOT std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     return comm.backend().native_unsupported_reason(args);
   }
+  MESHCOMM_HOT bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return comm.backend().runs_native(args);
+  }
   MESHCOMM_HOT std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     return comm.backend().start_native(args);
   }

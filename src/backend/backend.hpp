@@ -92,6 +92,10 @@ class Backend {
   [[nodiscard]] virtual std::string native_unsupported_reason(const CollectiveArgs&) const {
     return "the " + std::string(to_string(kind())) + " backend has no native collectives";
   }
+  /// Whether the backend's own collective can run `args` (native_unsupported_reason is empty).
+  [[nodiscard]] virtual bool runs_native(const CollectiveArgs& args) const {
+    return native_unsupported_reason(args).empty();
+  }
   /// Starts the backend's own collective for `args` (only where native_unsupported_reason is empty).
   virtual std::shared_ptr<WorkState> start_native(const CollectiveArgs&) { return nullptr; }
 

@@ -54,7 +54,10 @@ class NcclBackend final : public Backend {
   }
 
   MESHCOMM_HOT [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {
-    return nccl_runs_collective(args) ? std::string() : nccl_collective_unsupported_reason(args);
+    return nccl_collective_unsupported_reason(args);
+  }
+  MESHCOMM_HOT [[nodiscard]] bool runs_native(const CollectiveArgs& args) const override {
+    return nccl_runs_collective(args);
   }
 
   MESHCOMM_HOT std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
