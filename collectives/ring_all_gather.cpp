@@ -12,10 +12,12 @@ namespace {
 
 class RingAllGatherState final : public ChunkedRingState {
  public:
+  /// `own_input`: where this rank's block is read from for sending (null: from `data` itself).
   RingAllGatherState(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks, int chunks,
-                     OperationLabel label, int first_tag)
+                     OperationLabel label, int first_tag, const void* own_input)
       : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring all_gather", first_tag),
         data_(static_cast<std::byte*>(data.data)),
+        own_input_(static_cast<const std::byte*>(own_input)),
         element_bytes_(size_of(data.type)),
         memory_(data.memory),
         blocks_(std::move(blocks)) {}
@@ -30,13 +32,19 @@ class RingAllGatherState final : public ChunkedRingState {
   void post(int chunk, int step, int tag, std::vector<Work>& works) override {
     const int rank = comm_.rank();
     const int size = comm_.size();
-    const auto [send_data, send_bytes_count] = piece(ring_all_gather_send_block(rank, size, step), chunk);
+    const int send_block = ring_all_gather_send_block(rank, size, step);
+    const auto [block_data, send_bytes_count] = piece(send_block, chunk);
+    const std::byte* send_data = block_data;
+    if (send_block == rank && own_input_ != nullptr) {
+      send_data = own_input_ + block_of(blocks_[rank].count, chunks_, chunk).offset * element_bytes_;
+    }
     const auto [recv_data, recv_bytes_count] = piece(ring_all_gather_recv_block(rank, size, step), chunk);
     works.push_back(recv_bytes(comm_, recv_data, recv_bytes_count, ring_left(rank, size), tag, label_, memory_));
     works.push_back(send_bytes(comm_, send_data, send_bytes_count, ring_right(rank, size), tag, label_, memory_));
   }
 
   std::byte* data_;
+  const std::byte* own_input_;
   std::size_t element_bytes_;
   MemoryKind memory_;
   std::vector<Block> blocks_;
@@ -46,12 +54,7 @@ class RingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
  public:
   RingAllGather() : AlgorithmOf("ring") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
-    const std::size_t count = args.input.count;
-    if (!args.in_place) {
-      copy_bytes(byte_offset(args.output.data, comm.rank() * args.input.bytes()), args.input.data,
-                 args.input.bytes(), args.output.memory);
-    }
-    return start_ring_all_gather(comm, args.output, equal_blocks(count, comm.size()), args.label);
+    return start_ring_all_gather(comm, args);
   }
 };
 
@@ -69,13 +72,35 @@ std::vector<Block> nearly_equal_blocks(std::size_t total, int size) {
   return blocks;
 }
 
-std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
-                                                 OperationLabel label, int first_tag) {
+namespace {
+
+std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
+                                      OperationLabel label, int first_tag, const void* own_input) {
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(data.type));
-  auto state =
-      std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), ring_chunk_count(largest), label, first_tag);
+  auto state = std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), ring_chunk_count(largest), label,
+                                                    first_tag, own_input);
   state->begin_steps();
+  return state;
+}
+
+}  // namespace
+
+std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
+                                                 OperationLabel label, int first_tag) {
+  return start_ring(comm, data, std::move(blocks), label, first_tag, nullptr);
+}
+
+std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, const CollectiveArgs& args, int first_tag) {
+  const std::size_t own_bytes = args.input.bytes();
+  auto state = start_ring(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label, first_tag,
+                          args.in_place ? nullptr : args.input.data);
+  // The first sends read the input itself, so this rank's block reaches the output while they
+  // travel, and peers read lines that were not just written.
+  if (!args.in_place) {
+    copy_bytes(byte_offset(args.output.data, comm.rank() * own_bytes), args.input.data, own_bytes,
+               args.output.memory);
+  }
   return state;
 }
 

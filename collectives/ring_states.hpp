@@ -16,6 +16,11 @@ namespace meshcomm::detail {
 std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
                                                  OperationLabel label, int first_tag = -1);
 
+/// Ring all-gather of a collective call, in place or not. Out of place, the first sends read the
+/// input itself and this rank's block is copied into the output once they are posted.
+std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                 int first_tag = -1);
+
 /// Ring reduce-scatter: reduces `input` (blocks per `blocks`) over all ranks and writes block
 /// `rank` of the result to `output` (which may be that block of `input`).
 /// `first_tag` as for start_ring_all_gather.

@@ -129,12 +129,10 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
             if (block > 0) std::memcpy(byte_offset(args.output.data, peer * block), inputs[peer], block);
           }
         },
-        [&comm, args, block, rank](int first_tag) -> std::shared_ptr<WorkState> {
+        [&comm, args](int first_tag) -> std::shared_ptr<WorkState> {
           // Not the native all-gather: starting an MPI collective here, from this operation's
           // progress, could order it differently on different ranks against later ones.
-          if (!args.in_place && block > 0) std::memcpy(byte_offset(args.output.data, rank * block), args.input.data, block);
-          return start_ring_all_gather(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label,
-                                       first_tag);
+          return start_ring_all_gather(comm, args, first_tag);
         });
   }
 };
