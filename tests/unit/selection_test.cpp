@@ -1,0 +1,74 @@
+// The selection table on its own: which row answers a call, and which answer holds at every size.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "algorithm_list.hpp"
+#include "meshcomm/error.hpp"
+#include "selection.hpp"
+
+namespace meshcomm::detail {
+namespace {
+
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
+
+std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes) {
+  auto name = table.first_preferred(kind, backend, bytes, 2, [](std::string_view) { return true; });
+  return name ? std::string(*name) : std::string("(none)");
+}
+
+TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
+  const auto table = SelectionTable::measured_defaults();
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB), "recursive_doubling");
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB), "shm");
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::inproc, 1 * MiB), "ring");
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::nccl, 1 * KiB), "native");
+  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * KiB), "binomial");
+  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "native");
+}
+
+TEST(SelectionTable, RowsThatDeclineAreSkipped) {
+  const auto table = SelectionTable::measured_defaults();
+  auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
+                                    [](std::string_view algorithm) { return algorithm != "shm"; });
+  ASSERT_TRUE(name);
+  EXPECT_EQ(*name, "ring");
+}
+
+TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
+  const auto table = SelectionTable::measured_defaults();
+  for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
+                    CollectiveKind::all_to_all, CollectiveKind::all_to_allv, CollectiveKind::broadcast}) {
+    auto name = table.unconditional_first(kind, BackendKind::nccl);
+    ASSERT_TRUE(name) << to_string(kind);
+    EXPECT_EQ(*name, "native") << to_string(kind);
+  }
+  // On mpi the first all-gather row stops at 512 KiB: the table must be consulted per call.
+  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::mpi));
+  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_reduce, BackendKind::inproc));
+  EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, BackendKind::mpi).value_or(""), "native");
+  EXPECT_EQ(table.unconditional_first(CollectiveKind::broadcast, BackendKind::inproc).value_or(""), "binomial");
+}
+
+TEST(SelectionTable, ForcedNamesAndTheirErrors) {
+  const auto algorithms = AlgorithmList::built_in();
+  auto table = SelectionTable::measured_defaults();
+  table.force_from_text("all_gather:ring,reduce_scatter:native", "MESHCOMM_ALGO", algorithms);
+  EXPECT_EQ(table.forced(CollectiveKind::all_gather).value_or(""), "ring");
+  EXPECT_EQ(table.forced(CollectiveKind::reduce_scatter).value_or(""), "native");
+  EXPECT_FALSE(table.forced(CollectiveKind::broadcast));
+  try {
+    table.force_from_text("all_gather:fastest", "MESHCOMM_ALGO", algorithms);
+    ADD_FAILURE() << "an unknown algorithm was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::invalid_argument);
+    const std::string message = error.what();
+    EXPECT_NE(message.find("'fastest'"), std::string::npos) << message;
+    EXPECT_NE(message.find("ring"), std::string::npos) << message;  // lists the valid ones
+  }
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
