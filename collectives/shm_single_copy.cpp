@@ -4,8 +4,9 @@
 // meshcomm shared segment (Communicator::allocate_shared) and all ranks are on one host, each
 // rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
 // network stack. A closing barrier keeps every input untouched until all peers have read it.
-// Otherwise every rank falls back in the same call (to the backend's own all-gather, or the ring
-// reduce-scatter); they all see the same descriptors, so they all decide alike.
+// Otherwise every rank falls back in the same call (to the ring all-gather or reduce-scatter);
+// they all see the same descriptors, so they all decide alike, and a rank whose own input is not
+// shared starts the fallback without waiting for the others' descriptors.
 
 #include <unistd.h>
 
@@ -71,8 +72,12 @@ class SingleCopySchedule {
     const int barrier_tag = comm.reserve_internal_tags(1);
     const int fallback_tag = comm.reserve_internal_tags(ring_max_chunks());
     const auto timeout = comm.timeout();
+    // A rank whose own input is not shared knows the outcome already: it tells the others and
+    // starts the fallback at once, without waiting to hear from them.
+    const bool falls_back_anyway = (*descriptors)[comm.rank()].shared == 0;
     return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, fallback_tag, timeout,
-                                                   copy = std::move(copy), fallback = std::move(fallback)](int step) {
+                                                   falls_back_anyway, copy = std::move(copy),
+                                                   fallback = std::move(fallback)](int step) {
       std::vector<Work> works;
       const int rank = comm.rank();
       if (step == 0) {
@@ -83,8 +88,12 @@ class SingleCopySchedule {
           works.push_back(send_bytes(comm, &(*descriptors)[rank], sizeof(RegionDescriptor), peer, tag, label,
                                      MemoryKind::host));
         }
+        if (falls_back_anyway) {
+          if (auto state = fallback(fallback_tag)) works.emplace_back(std::move(state), timeout);
+        }
         return works;
       }
+      if (falls_back_anyway) return works;
       bool all_shared = true;
       for (const auto& descriptor : *descriptors) {
         all_shared = all_shared && descriptor.shared == 1 && descriptor.host == (*descriptors)[rank].host;

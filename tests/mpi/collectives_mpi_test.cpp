@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <vector>
+
 #include "cases/collective_cases.hpp"
 #include "harness/mpi_world.hpp"
 #include "verifiable/verifiable.hpp"
@@ -22,32 +25,37 @@ TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), Collectiv
 namespace meshcomm::testing {
 namespace {
 
-/// The single-copy path: every rank's buffers in meshcomm shared memory.
-TEST(MpiCollectives, SharedMemorySingleCopy) {
+/// The shm all-gather and reduce-scatter, with every rank's buffers in meshcomm shared memory
+/// (the single-copy path) or only rank 0's (every rank falls back to the ring: rank 0 once it has
+/// heard from the others, the others at once).
+void check_shm_collectives(bool only_rank_zero_shared) {
   auto& comm = mpi_world();
   const int size = comm.size();
   const int rank = comm.rank();
+  const bool shared = !only_rank_zero_shared || rank == 0;
   for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 20}) {
     for (bool in_place : {false, true}) {
-      auto input = comm.allocate_shared(count * size * sizeof(float));
-      auto output = comm.allocate_shared(count * size * sizeof(float));
+      auto shared_input = comm.allocate_shared(count * size * sizeof(float));
+      auto shared_output = comm.allocate_shared(count * size * sizeof(float));
+      std::vector<float> plain_input(count * size);
+      std::vector<float> plain_output(count * size);
+      const auto input = shared ? shared_input.as<float>().first(count * size) : std::span<float>(plain_input);
+      const auto output = shared ? shared_output.as<float>().first(count * size) : std::span<float>(plain_output);
       // all_gather
-      auto gathered = output.as<float>().first(count * size);
-      auto mine = in_place ? gathered.subspan(rank * count, count) : input.as<float>().first(count);
+      auto mine = in_place ? output.subspan(rank * count, count) : input.first(count);
       verifiable::fill(mine.data(), 0, count, DataType::f32, [&](std::size_t i) { return verifiable::payload(rank, 0, i); });
-      comm.all_gather(std::span<const float>(mine), gathered, {.algorithm = "shm"}).wait();
+      comm.all_gather(std::span<const float>(mine), output, {.algorithm = "shm"}).wait();
       for (int from = 0; from < size; ++from) {
-        EXPECT_EQ(verifiable::count_wrong(gathered.data(), from * count, count, DataType::f32,
+        EXPECT_EQ(verifiable::count_wrong(output.data(), from * count, count, DataType::f32,
                                           [&](std::size_t i) { return verifiable::payload(from, 0, i); }),
                   0U)
             << "all_gather from " << from << " count " << count << " in_place " << in_place;
       }
       // reduce_scatter
-      auto whole = input.as<float>().first(count * size);
-      verifiable::fill(whole.data(), 0, count * size, DataType::f32,
+      verifiable::fill(input.data(), 0, count * size, DataType::f32,
                        [&](std::size_t i) { return verifiable::contribution(ReduceOp::sum, rank, i, size); });
-      auto result = in_place ? whole.subspan(rank * count, count) : output.as<float>().first(count);
-      comm.reduce_scatter(std::span<const float>(whole), result, {.op = ReduceOp::sum, .algorithm = "shm"}).wait();
+      auto result = in_place ? input.subspan(rank * count, count) : output.first(count);
+      comm.reduce_scatter(std::span<const float>(input), result, {.op = ReduceOp::sum, .algorithm = "shm"}).wait();
       EXPECT_EQ(verifiable::count_wrong(result.data(), 0, count, DataType::f32,
                                         [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, rank * count + i, size); }),
                 0U)
@@ -55,6 +63,10 @@ TEST(MpiCollectives, SharedMemorySingleCopy) {
     }
   }
 }
+
+TEST(MpiCollectives, SharedMemorySingleCopy) { check_shm_collectives(false); }
+
+TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_collectives(true); }
 
 }  // namespace
 }  // namespace meshcomm::testing
