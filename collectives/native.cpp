@@ -12,7 +12,7 @@ template <CollectiveKind Kind>
 class Native final : public AlgorithmOf<Kind> {
  public:
   Native() : AlgorithmOf<Kind>("native") {}
-  MESHCOMM_HOT std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     return comm.backend().native_unsupported_reason(args);
   }
   MESHCOMM_HOT bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {

@@ -10,7 +10,6 @@
 #include "communicator_impl.hpp"
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
-#include "hot_path.hpp"
 #include "meshcomm/bootstrap.hpp"
 #include "setup_exchange.hpp"
 #include "shared_memory/shared_segment.hpp"
@@ -45,8 +44,8 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-MESHCOMM_HOT int Communicator::rank() const noexcept { return impl_->rank(); }
-MESHCOMM_HOT int Communicator::size() const noexcept { return impl_->size(); }
+int Communicator::rank() const noexcept { return impl_->rank(); }
+int Communicator::size() const noexcept { return impl_->size(); }
 BackendKind Communicator::backend() const noexcept { return impl_->backend().kind(); }
 std::chrono::milliseconds Communicator::timeout() const noexcept { return impl_->timeout(); }
 std::span<const int> Communicator::root_ranks() const noexcept { return impl_->root_ranks(); }

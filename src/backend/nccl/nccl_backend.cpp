@@ -28,8 +28,8 @@ class NcclBackend final : public Backend {
   [[nodiscard]] int size() const noexcept override { return size_; }
   [[nodiscard]] int max_tag() const noexcept override { return host_->max_tag(); }
   [[nodiscard]] bool thread_safe() const noexcept override { return host_->thread_safe(); }
-  MESHCOMM_HOT [[nodiscard]] bool moves(MemoryKind) const noexcept override { return true; }
-  MESHCOMM_HOT [[nodiscard]] bool stream_ordered() const noexcept override { return true; }
+  [[nodiscard]] bool moves(MemoryKind) const noexcept override { return true; }
+  [[nodiscard]] bool stream_ordered() const noexcept override { return true; }
 
   std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                    StreamRef stream) override {
@@ -53,7 +53,7 @@ class NcclBackend final : public Backend {
     return backend;
   }
 
-  MESHCOMM_HOT [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {
+  [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {
     return nccl_collective_unsupported_reason(args);
   }
   MESHCOMM_HOT [[nodiscard]] bool runs_native(const CollectiveArgs& args) const override {
