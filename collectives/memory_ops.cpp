@@ -1,16 +1,16 @@
 #include "memory_ops.hpp"
 
-#include <cstring>
 
 #include "device/device_runtime.hpp"
 #include "reduction.hpp"
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
 void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory) {
   if (bytes == 0) return;
   if (memory == MemoryKind::cuda) return device::copy(to, from, bytes);
-  std::memcpy(to, from, bytes);
+  copy_host_bytes(to, from, bytes, bytes);
 }
 
 void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,

@@ -9,7 +9,8 @@
 
 namespace meshcomm::detail {
 
-/// Copies `bytes` bytes from `from` to `to`, both in `memory`.
+/// Copies `bytes` bytes from `from` to `to`, both in `memory`; large host copies stream
+/// (streaming_copy.hpp).
 void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory);
 
 /// `destination[i] = destination[i] op source[i]` (see reduction.hpp) on `memory`.

@@ -22,6 +22,7 @@
 #include "reduction.hpp"
 #include "ring_states.hpp"
 #include "shared_memory/shared_segment.hpp"
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -133,9 +134,10 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
     return SingleCopySchedule::start(
         comm, args.input.data, block, args.label,
         [args, block, rank](const std::vector<const std::byte*>& inputs) {
+          const std::size_t written = block * (args.in_place ? inputs.size() - 1 : inputs.size());
           for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
             if (static_cast<int>(peer) == rank && args.in_place) continue;
-            if (block > 0) std::memcpy(byte_offset(args.output.data, peer * block), inputs[peer], block);
+            if (block > 0) copy_host_bytes(byte_offset(args.output.data, peer * block), inputs[peer], block, written);
           }
         },
         [&comm, args](int first_tag) -> std::shared_ptr<WorkState> {

@@ -27,13 +27,14 @@ namespace {
 
 /// The shm all-gather and reduce-scatter, with every rank's buffers in meshcomm shared memory
 /// (the single-copy path) or only rank 0's (every rank falls back to the ring: rank 0 once it has
-/// heard from the others, the others at once).
+/// heard from the others, the others at once). The largest count takes the copies past the
+/// streaming threshold, with blocks that start mid cache line.
 void check_shm_collectives(bool only_rank_zero_shared) {
   auto& comm = mpi_world();
   const int size = comm.size();
   const int rank = comm.rank();
   const bool shared = !only_rank_zero_shared || rank == 0;
-  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 20}) {
+  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 20, (std::size_t{1} << 22) + 5}) {
     for (bool in_place : {false, true}) {
       auto shared_input = comm.allocate_shared(count * size * sizeof(float));
       auto shared_output = comm.allocate_shared(count * size * sizeof(float));

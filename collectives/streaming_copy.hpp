@@ -1,0 +1,27 @@
+#pragma once
+
+// Host copies too large to stay in the cache, written with non-temporal stores: a plain copy
+// first reads every destination line for ownership and then writes it back (three memory
+// transfers per line), a streaming copy only reads the source and writes the destination (two).
+// On this kind of machine that is 1.5-1.8x the bandwidth of memcpy for copies far beyond the
+// last-level cache, and a loss for copies that fit in it, whose reader would find them cached.
+
+#include <cstddef>
+
+namespace meshcomm::detail {
+
+/// The size from which a copy should stream: one CPU's share of the largest cache it reaches (the
+/// cache's size over the CPUs sharing it, as the kernel lists them; 4 MiB where it lists none).
+/// Read once.
+std::size_t streaming_copy_threshold();
+
+/// Copies `bytes` host bytes from `from` to `to` (not overlapping) with non-temporal stores where
+/// the machine has them (x86-64); elsewhere with memcpy. The stores are fenced before it returns,
+/// so the copy is visible to other cores like memcpy's.
+void streaming_copy(void* to, const void* from, std::size_t bytes);
+
+/// streaming_copy() when `total_bytes` — everything this rank writes in the operation that this
+/// copy is part of — reaches streaming_copy_threshold(); memcpy otherwise.
+void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes);
+
+}  // namespace meshcomm::detail

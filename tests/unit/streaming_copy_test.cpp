@@ -1,0 +1,53 @@
+// Streaming copies: every byte lands, whatever the alignment and length, on either side of the
+// threshold.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "streaming_copy.hpp"
+
+namespace meshcomm::detail {
+namespace {
+
+std::vector<unsigned char> numbered(std::size_t bytes) {
+  std::vector<unsigned char> data(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 7 + 3);
+  return data;
+}
+
+TEST(StreamingCopy, CopiesEveryLengthAndAlignmentExactly) {
+  const auto source = numbered(8192 + 256);
+  for (std::size_t length : {0, 1, 15, 63, 64, 65, 127, 128, 200, 4096, 4096 + 13, 8192}) {
+    for (std::size_t from_offset : {0, 1, 17, 64}) {
+      for (std::size_t to_offset : {0, 5, 48, 63}) {
+        std::vector<unsigned char> destination(length + 256, 0xEE);
+        streaming_copy(destination.data() + to_offset, source.data() + from_offset, length);
+        for (std::size_t i = 0; i < destination.size(); ++i) {
+          const bool inside = i >= to_offset && i < to_offset + length;
+          const unsigned char expected = inside ? source[from_offset + i - to_offset] : 0xEE;
+          ASSERT_EQ(destination[i], expected) << "length " << length << ", from +" << from_offset << ", to +"
+                                              << to_offset << ", byte " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(StreamingCopy, ThresholdIsAtLeastACacheLine) { EXPECT_GE(streaming_copy_threshold(), 64u); }
+
+TEST(StreamingCopy, CopiesExactlyOnBothSidesOfTheThreshold) {
+  const std::size_t threshold = streaming_copy_threshold();
+  const auto source = numbered(3 * 4096 + 5);
+  for (std::size_t total : {std::size_t{0}, threshold - 1, threshold, threshold * 4}) {
+    std::vector<unsigned char> destination(source.size() + 1, 0xEE);
+    copy_host_bytes(destination.data() + 1, source.data(), source.size(), total);
+    EXPECT_EQ(destination[0], 0xEE) << "total " << total;
+    EXPECT_TRUE(std::equal(source.begin(), source.end(), destination.begin() + 1)) << "total " << total;
+  }
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
