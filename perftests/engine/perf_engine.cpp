@@ -123,17 +123,30 @@ class Sweep {
     int busbw_rows = 0;
     for (std::size_t bytes = options_.min_bytes; bytes <= options_.max_bytes;) {
       const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
-      // Each algorithm in turn at this size, so that drift on a noisy machine hits all alike.
-      std::vector<std::pair<Measurement, Measurement>> row;
-      for (const auto& variant : variants_) {
-        settings_.algorithm = variant.algorithm;
-        current_ = &buffers_[variant.user_buffers ? 1 : 0];
-        const auto out_of_place = measure(counts, false);
-        const auto in_place = operation_.has_in_place() ? measure(counts, true) : Measurement{};
-        wrong += out_of_place.wrong + in_place.wrong;
-        busbw_sum += out_of_place.busbw + in_place.busbw;
-        busbw_rows += operation_.has_in_place() ? 2 : 1;
-        row.emplace_back(out_of_place, in_place);
+      // Every variant and placement is checked and warmed up first; then each timed repeat runs
+      // them all in turn, so that drift on a noisy machine hits every column of a row alike.
+      std::vector<Slot> slots;
+      for (std::size_t v = 0; v < variants_.size(); ++v) {
+        for (bool in_place : {false, true}) {
+          if (in_place && !operation_.has_in_place()) continue;
+          select(v);
+          slots.push_back({.variant = v, .in_place = in_place, .wrong = check_and_warm_up(counts, in_place)});
+        }
+      }
+      for (int repeat = 0; repeat < options_.repeats; ++repeat) {
+        for (auto& slot : slots) {
+          select(slot.variant);
+          slot.times_us.push_back(timed_microseconds(counts, slot.in_place));
+        }
+      }
+      std::vector<std::pair<Measurement, Measurement>> row(variants_.size());
+      for (auto& slot : slots) {
+        select(slot.variant);
+        const auto measurement = summarize(slot, counts);
+        (slot.in_place ? row[slot.variant].second : row[slot.variant].first) = measurement;
+        wrong += measurement.wrong;
+        busbw_sum += measurement.busbw;
+        ++busbw_rows;
       }
       for (std::size_t v = 0; v < row.size(); ++v) print_row(counts, v, row);
       const std::size_t next = options_.step_factor > 1
@@ -155,34 +168,69 @@ class Sweep {
     return std::max(counts.send, counts.recv) * element_;
   }
 
-  Measurement measure(const PerfCounts& counts, bool in_place) {
-    const std::size_t send_at = in_place ? counts.in_place_send_offset * element_ : 0;
-    const std::size_t recv_at = in_place ? counts.in_place_recv_offset * element_ : 0;
-    const PerfBuffer& send_buffer = in_place ? *current_->recv : *current_->send;
-    std::byte* send = send_buffer.data() + send_at;
-    std::byte* recv = current_->recv->data() + recv_at;
-    Measurement result;
+  /// One variant and placement of one size: the per-repeat times and the wrong elements found.
+  struct Slot {
+    std::size_t variant = 0;
+    bool in_place = false;
+    std::uint64_t wrong = 0;
+    std::vector<double> times_us;
+  };
+
+  /// Makes variant `v` the one that the next calls measure.
+  void select(std::size_t v) {
+    settings_.algorithm = variants_[v].algorithm;
+    current_ = &buffers_[variants_[v].user_buffers ? 1 : 0];
+  }
+
+  /// Where the calls of a placement read and write, in the current variant's buffers.
+  struct Placement {
+    const PerfBuffer& send_buffer;
+    std::size_t send_at;
+    std::size_t recv_at;
+    [[nodiscard]] std::byte* send() const { return send_buffer.data() + send_at; }
+  };
+  [[nodiscard]] Placement placement(const PerfCounts& counts, bool in_place) const {
+    return {.send_buffer = in_place ? *current_->recv : *current_->send,
+            .send_at = in_place ? counts.in_place_send_offset * element_ : 0,
+            .recv_at = in_place ? counts.in_place_recv_offset * element_ : 0};
+  }
+  [[nodiscard]] std::byte* recv(const Placement& at) const { return current_->recv->data() + at.recv_at; }
+
+  /// Checks one call's result against the expected data (outside any timing), then runs the
+  /// warm-up calls; returns the wrong elements over all ranks.
+  std::uint64_t check_and_warm_up(const PerfCounts& counts, bool in_place) {
+    const auto at = placement(counts, in_place);
     std::uint64_t local_wrong = 0;
     if (options_.check) {
-      operation_.fill(send_buffer.host() + send_at, current_->recv->host() + recv_at, counts, settings_, comm_);
-      send_buffer.upload();
+      operation_.fill(at.send_buffer.host() + at.send_at, current_->recv->host() + at.recv_at, counts, settings_,
+                      comm_);
+      at.send_buffer.upload();
       if (!in_place) current_->recv->upload();
-      operation_.start(comm_, send, recv, counts, settings_).wait();
+      operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
       current_->recv->download();
-      local_wrong = operation_.count_wrong(current_->recv->host() + recv_at, counts, settings_, comm_);
+      local_wrong = operation_.count_wrong(current_->recv->host() + at.recv_at, counts, settings_, comm_);
     }
-    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
-    std::vector<double> times;
-    for (int repeat = 0; repeat < options_.repeats; ++repeat) {
-      comm_.barrier();
-      const double seconds = timed_iterations(send, recv, counts);
-      times.push_back(across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across));
-    }
-    std::sort(times.begin(), times.end());
-    result.time_us = times[times.size() / 2];
+    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
+    return sum_over_ranks(comm_, local_wrong);
+  }
+
+  /// One timed repeat: µs per call, reduced over ranks as -a asks.
+  double timed_microseconds(const PerfCounts& counts, bool in_place) {
+    const auto at = placement(counts, in_place);
+    comm_.barrier();
+    const double seconds = timed_iterations(at.send(), recv(at), counts);
+    return across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
+  }
+
+  /// The median of a slot's repeats, with its bandwidths, recorded for the JSON output.
+  Measurement summarize(Slot& slot, const PerfCounts& counts) {
+    const bool in_place = slot.in_place;
+    std::sort(slot.times_us.begin(), slot.times_us.end());
+    Measurement result;
+    result.time_us = slot.times_us[slot.times_us.size() / 2];
     result.algbw = result.time_us > 0 ? static_cast<double>(reported_bytes(counts)) / (result.time_us * 1e3) : 0;
     result.busbw = result.algbw * operation_.bus_factor(comm_.size());
-    result.wrong = sum_over_ranks(comm_, local_wrong);
+    result.wrong = slot.wrong;
     records_.push_back({
         {"op", operation_.name()},
         {"algo", settings_.algorithm.empty() ? "auto" : settings_.algorithm},
