@@ -29,13 +29,22 @@ class Algorithm {
   }
   /// Starts the collective; arguments are validated.
   [[nodiscard]] virtual std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const = 0;
+  /// Whether it is `native`, which hands the call to the backend (answered without a virtual
+  /// call: it is asked on every call on CUDA memory).
+  [[nodiscard]] bool is_native() const noexcept { return native_; }
+
+ protected:
+  explicit constexpr Algorithm(bool native) noexcept : native_(native) {}
+
+ private:
+  bool native_;
 };
 
 /// Defines `name()` and `kind()` of an algorithm class.
 template <CollectiveKind Kind>
 class AlgorithmOf : public Algorithm {
  public:
-  explicit constexpr AlgorithmOf(std::string_view name) noexcept : name_(name) {}
+  explicit constexpr AlgorithmOf(std::string_view name) noexcept : Algorithm(name == "native"), name_(name) {}
   [[nodiscard]] std::string_view name() const noexcept final { return name_; }
   [[nodiscard]] CollectiveKind kind() const noexcept final { return Kind; }
 

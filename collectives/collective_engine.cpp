@@ -102,7 +102,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const Collecti
   const auto& algorithm = choose(comm, args, requested);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
-  const bool queued_on_stream = algorithm.name() == "native" && comm.stream_ordered();
+  const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();

@@ -19,6 +19,9 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
                                    std::chrono::milliseconds timeout,
                                    std::shared_ptr<const CommunicatorFamily> family)
     : backend_(std::move(backend)),
+      fatal_(backend_->fatal_state().get()),
+      collectives_(family->collectives.get()),
+      timeout_(timeout),
       backend_kind_(backend_->kind()),
       rank_(backend_->rank()),
       size_(backend_->size()),
@@ -30,7 +33,6 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
       // much as a fifth of a small collective.
       checks_cuda_pointers_(!stream_ordered_ || pointer_checks_forced()),
       root_ranks_(std::move(root_ranks)),
-      timeout_(timeout),
       family_(std::move(family)) {}
 
 int CommunicatorImpl::reserve_internal_tags(int count) {

@@ -41,7 +41,7 @@ class CommunicatorImpl {
 
   /// Numbers the next operation and checks the communicator is still usable.
   [[nodiscard]] OperationLabel begin(const char* operation) {
-    backend_->fatal_state()->throw_if_set(operation);
+    fatal_->throw_if_set(operation);
     return {.name = operation, .sequence = sequence_++};
   }
 
@@ -51,7 +51,7 @@ class CommunicatorImpl {
   [[nodiscard]] int reserve_internal_tags(int count);
 
   /// The collective algorithms and their selection, shared with communicators split from this one.
-  [[nodiscard]] const CollectiveEngine& collectives() const noexcept { return *family_->collectives; }
+  [[nodiscard]] const CollectiveEngine& collectives() const noexcept { return *collectives_; }
   /// The shared-memory segments of this family of communicators.
   [[nodiscard]] SharedMemoryRegistry& shared_memory() const noexcept { return *family_->shared_memory; }
   /// What this communicator shares with those split from it.
@@ -88,8 +88,13 @@ class CommunicatorImpl {
                           const char* argument) const;
 
   std::unique_ptr<Backend> backend_;
-  // What every call asks of the backend, read once so that the per-call checks make no virtual
-  // calls (a backend's answers never change).
+  // What every call reads, kept together at the front so that a call touches few cache lines,
+  // and the backend's answers read once so that the per-call checks make no virtual calls (a
+  // backend's answers never change).
+  const FatalState* fatal_;
+  const CollectiveEngine* collectives_;
+  std::int64_t sequence_ = 0;
+  std::chrono::milliseconds timeout_;
   BackendKind backend_kind_;
   int rank_;
   int size_;
@@ -98,9 +103,7 @@ class CommunicatorImpl {
   bool moves_cuda_;
   bool checks_cuda_pointers_;
   std::vector<int> root_ranks_;
-  std::chrono::milliseconds timeout_;
   std::shared_ptr<const CommunicatorFamily> family_;
-  std::int64_t sequence_ = 0;
   int internal_tag_ = 0;
   std::uint64_t split_count_ = 0;
   ScratchPool scratch_;
