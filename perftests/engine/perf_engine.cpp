@@ -214,9 +214,12 @@ class Sweep {
     return sum_over_ranks(comm_, local_wrong);
   }
 
-  /// One timed repeat: µs per call, reduced over ranks as -a asks.
+  /// One timed repeat: µs per call, reduced over ranks as -a asks. Unless -w is 0, one untimed
+  /// call goes first, so that the repeat finds the caches as its own calls leave them, not as the
+  /// variant timed before it did.
   double timed_microseconds(const PerfCounts& counts, bool in_place) {
     const auto at = placement(counts, in_place);
+    if (options_.warmup > 0) operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
     comm_.barrier();
     const double seconds = timed_iterations(at.send(), recv(at), counts);
     return across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
