@@ -49,6 +49,8 @@ CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable tabl
       const auto collective = static_cast<CollectiveKind>(kind);
       if (auto name = table_.unconditional_first(collective, static_cast<BackendKind>(backend))) {
         unconditional_[kind][backend] = algorithms_.find(collective, *name);
+        straight_to_native_[kind][backend] = unconditional_[kind][backend] != nullptr &&
+                                             unconditional_[kind][backend]->is_native() && !table_.forced(collective);
       }
     }
   }
@@ -97,8 +99,32 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
               comm.context(args.label));
 }
 
+namespace {
+
+/// The work of a started collective, which makes the communicator fatal if it fails.
+inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state) {
+  if (state->fails_communicator()) return comm.make_work(std::move(state));
+  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
+}
+
+}  // namespace
+
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
+  // A stream-ordered backend (nccl) whose own collective the table takes unconditionally is
+  // asked once, in one call, whether it runs this one and to start it.
+  if (requested.empty() && comm.stream_ordered() &&
+      straight_to_native_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())])
+      [[likely]] {
+    if (auto state = comm.backend().try_start_native(args)) [[likely]] {
+      return work_failing_communicator(comm, std::move(state));
+    }
+  }
+  return start_chosen(comm, args, requested);
+}
+
+Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                    std::string_view requested) const {
   const auto& algorithm = choose(comm, args, requested);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
@@ -106,8 +132,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const Collecti
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();
-  if (state->fails_communicator()) return comm.make_work(std::move(state));
-  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
+  return work_failing_communicator(comm, std::move(state));
 }
 
 }  // namespace meshcomm::detail

@@ -39,6 +39,8 @@ class CollectiveEngine {
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
+  /// start() for every call that does not go straight to the backend's own collective.
+  [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
   /// choose() past the fast path: a requested or forced name, else the table, else the list.
   [[nodiscard]] const Algorithm& choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                                          std::string_view requested) const;
@@ -52,6 +54,11 @@ class CollectiveEngine {
   /// and rank count (SelectionTable::unconditional_first), found once: a call it can run then
   /// skips the table (on nccl that is every collective on CUDA memory).
   std::array<std::array<const Algorithm*, kBackends>, kKinds> unconditional_{};
+  /// Per collective and backend, whether a call that names no algorithm goes straight to the
+  /// backend's own collective where it can run it: the unconditional algorithm is `native`, no
+  /// other is forced, and the backend is stream-ordered (its works need no host-side ordering
+  /// and fail the communicator themselves).
+  std::array<std::array<bool, kBackends>, kKinds> straight_to_native_{};
 };
 
 }  // namespace meshcomm::detail

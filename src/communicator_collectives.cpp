@@ -43,11 +43,11 @@ class CallChecker {
   CallChecker& buffers(ConstBufferView input, BufferView output) {
     comm_.check_buffer(input.data, input.count, input.memory, args_.label, "input");
     comm_.check_buffer(output.data, output.count, output.memory, args_.label, "output");
-    if (input.memory != output.memory) {
+    if (input.memory != output.memory) [[unlikely]] {
       fail(fmt::format("input is {} memory but output is {} memory; both must be in the same memory",
                        to_string(input.memory), to_string(output.memory)));
     }
-    if (input.type != output.type) {
+    if (input.type != output.type) [[unlikely]] {
       fail(fmt::format("input is {} but output is {}; both must have the same type", to_string(input.type),
                        to_string(output.type)));
     }
@@ -57,14 +57,15 @@ class CallChecker {
   }
 
   CallChecker& count(const char* what, std::size_t actual, std::size_t expected, const char* rule) {
-    if (actual != expected) fail(fmt::format("{} is {} but must be {} ({})", what, actual, expected, rule));
+    if (actual != expected) [[unlikely]] fail(fmt::format("{} is {} but must be {} ({})", what, actual, expected, rule));
     return *this;
   }
 
   /// In place exactly when `input` starts at `in_place_at`; any other overlap is an error.
   CallChecker& place(const void* in_place_at, const char* rule) {
     args_.in_place = args_.input.data == in_place_at && args_.input.count > 0;
-    if (!args_.in_place && overlaps(args_.input.data, args_.input.bytes(), args_.output.data, args_.output.bytes())) {
+    if (!args_.in_place && overlaps(args_.input.data, args_.input.bytes(), args_.output.data, args_.output.bytes()))
+        [[unlikely]] {
       fail(fmt::format("input and output overlap, which is only allowed in place ({})", rule));
     }
     return *this;

@@ -32,6 +32,7 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
       // backend leaves it to MESHCOMM_CHECK_POINTERS=1, as NCCL does, since the check costs as
       // much as a fifth of a small collective.
       checks_cuda_pointers_(!stream_ordered_ || pointer_checks_forced()),
+      plainly_moved_{moves_host_, moves_cuda_ && !checks_cuda_pointers_},
       root_ranks_(std::move(root_ranks)),
       family_(std::move(family)) {}
 

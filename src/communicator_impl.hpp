@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -65,9 +66,11 @@ class CommunicatorImpl {
   /// CUDA memory where the backend checks pointers). Inline: on every call's path.
   void check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
                     const char* argument) const {
-    const bool plainly_fine = memory == MemoryKind::cuda ? moves_cuda_ && (count == 0 || !checks_cuda_pointers_)
-                                                         : moves_host_;
-    if (!plainly_fine || (data == nullptr && count > 0)) check_buffer_fully(data, count, memory, label, argument);
+    const auto kind = static_cast<std::size_t>(memory);
+    const bool plainly_fine = kind < plainly_moved_.size() && plainly_moved_[kind];
+    if (!plainly_fine || (data == nullptr && count > 0)) [[unlikely]] {
+      check_buffer_fully(data, count, memory, label, argument);
+    }
   }
 
   /// A backend driven from the host touches CUDA buffers as soon as an operation starts: waits
@@ -102,6 +105,9 @@ class CommunicatorImpl {
   bool moves_host_;
   bool moves_cuda_;
   bool checks_cuda_pointers_;
+  /// Per memory kind, whether a buffer of it needs no check beyond its pointer: the backend moves
+  /// it, and (for CUDA memory) does not check that it is device memory.
+  std::array<bool, 2> plainly_moved_;
   std::vector<int> root_ranks_;
   std::shared_ptr<const CommunicatorFamily> family_;
   int internal_tag_ = 0;

@@ -98,6 +98,12 @@ class Backend {
   }
   /// Starts the backend's own collective for `args` (only where native_unsupported_reason is empty).
   virtual std::shared_ptr<WorkState> start_native(const CollectiveArgs&) { return nullptr; }
+  /// Starts the backend's own collective for `args` if it can run it, else returns nullptr: the
+  /// two questions above in one call, for the per-call path of backends whose every collective
+  /// goes native.
+  virtual std::shared_ptr<WorkState> try_start_native(const CollectiveArgs& args) {
+    return runs_native(args) ? start_native(args) : nullptr;
+  }
 
   /// A neighbourhood graph with edges from `sources` and to `destinations` (repeats allowed: the
   /// k-th edge between two ranks on one side meets the k-th on the other), or nullptr if the

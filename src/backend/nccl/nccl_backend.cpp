@@ -63,6 +63,10 @@ class NcclBackend final : public Backend {
   MESHCOMM_HOT std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
     return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
   }
+  MESHCOMM_HOT std::shared_ptr<WorkState> try_start_native(const CollectiveArgs& args) override {
+    if (!nccl_runs_collective(args)) return nullptr;
+    return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
+  }
 
  private:
   /// meshcomm's own messages that name no stream use the channel's; a user's, the one given

@@ -40,7 +40,8 @@ const std::byte* at(const void* base, std::size_t bytes) { return static_cast<co
 std::byte* at(void* base, std::size_t bytes) { return static_cast<std::byte*>(base) + bytes; }
 
 /// Block p of `args.input` to rank p, block p of `args.output` from rank p, as one NCCL group.
-ncclResult_t grouped_all_to_all(const CollectiveArgs& args, int ranks, ncclComm_t comm, cudaStream_t stream) {
+/// Kept out of line, so that the single NCCL calls of the other collectives stay close together.
+[[gnu::noinline]] ncclResult_t grouped_all_to_all(const CollectiveArgs& args, int ranks, ncclComm_t comm, cudaStream_t stream) {
   const std::size_t element = size_of(args.input.type);
   const bool uneven = args.kind == CollectiveKind::all_to_allv;
   const std::size_t block = uneven ? 0 : args.input.count / static_cast<std::size_t>(ranks);
