@@ -10,6 +10,7 @@
 
 #include "../backend.hpp"
 #include "hot_path.hpp"
+#include "spin_lock.hpp"
 #include "nccl_work.hpp"
 
 namespace meshcomm::detail {
@@ -94,7 +95,7 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// tested it yet, else a new one, which becomes the open one.
   std::shared_ptr<NcclWork> collective_work_locked(cudaStream_t stream, const NcclCallSite& site);
 
-  std::mutex mutex_;
+  SpinLock mutex_;
   ncclComm_t comm_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<FatalState> fatal_;
