@@ -78,8 +78,11 @@ std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, s
                                       OperationLabel label, int first_tag, const void* own_input) {
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(data.type));
-  auto state = std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), ring_chunk_count(largest), label,
-                                                    first_tag, own_input);
+  // Chunks let a block travel on while its later chunks still arrive; with two ranks there is
+  // one step and nothing to pass on, and each chunk would only add a rendezvous of its own.
+  const int chunks = comm.size() == 2 ? 1 : ring_chunk_count(largest);
+  auto state = std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), chunks, label, first_tag,
+                                                    own_input);
   state->begin_steps();
   return state;
 }
