@@ -13,7 +13,8 @@ constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr int kMaxChunks = 8;
 }  // namespace
 
-int ring_chunk_count(std::size_t largest_block_bytes) noexcept {
+int ring_chunk_count(std::size_t largest_block_bytes, MemoryKind memory) noexcept {
+  if (memory == MemoryKind::cuda) return 1;
   return static_cast<int>(std::clamp<std::size_t>(largest_block_bytes / kChunkBytes, 1, kMaxChunks));
 }
 

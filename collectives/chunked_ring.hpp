@@ -9,8 +9,10 @@
 namespace meshcomm::detail {
 
 /// Message pieces a ring step is cut into, so that large messages pipeline: chunk c of step s+1
-/// starts as soon as chunk c of step s is done, while other chunks are still moving.
-int ring_chunk_count(std::size_t largest_block_bytes) noexcept;
+/// starts as soon as chunk c of step s is done, while other chunks are still moving. Host memory
+/// only: on CUDA memory every chunk is a device copy or kernel issued and awaited from the host,
+/// whose fixed cost outweighs what pipelining saves, so a block travels whole (one chunk).
+int ring_chunk_count(std::size_t largest_block_bytes, MemoryKind memory) noexcept;
 /// The most chunks a ring splits into: the tags to reserve for a ring started later.
 int ring_max_chunks() noexcept;
 

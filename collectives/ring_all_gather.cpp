@@ -80,7 +80,7 @@ std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, s
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(data.type));
   // Chunks let a block travel on while its later chunks still arrive; with two ranks there is
   // one step and nothing to pass on, and each chunk would only add a rendezvous of its own.
-  const int chunks = comm.size() == 2 ? 1 : ring_chunk_count(largest);
+  const int chunks = comm.size() == 2 ? 1 : ring_chunk_count(largest, data.memory);
   auto state = std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), chunks, label, first_tag,
                                                     own_input);
   state->begin_steps();

@@ -97,7 +97,7 @@ std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, Con
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(input.type));
   auto state = std::make_shared<RingReduceScatterState>(comm, input, output, std::move(blocks), op,
-                                                        ring_chunk_count(largest), label, first_tag);
+                                                        ring_chunk_count(largest, input.memory), label, first_tag);
   state->begin_steps();
   return state;
 }
