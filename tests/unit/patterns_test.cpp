@@ -2,12 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include "chunked_ring.hpp"
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
 namespace {
+
+TEST(ChunkedRing, ChunksByBlockSizeOnHostAndWholeBlocksOnDevices) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  EXPECT_EQ(ring_chunk_count(0, MemoryKind::host), 1);
+  EXPECT_EQ(ring_chunk_count(MiB / 2, MemoryKind::host), 1);
+  EXPECT_EQ(ring_chunk_count(3 * MiB, MemoryKind::host), 3);
+  EXPECT_EQ(ring_chunk_count(64 * MiB, MemoryKind::host), ring_max_chunks());
+  EXPECT_EQ(ring_chunk_count(64 * MiB, MemoryKind::cuda), 1);
+}
 
 TEST(Dissemination, RoundsAndPeers) {
   EXPECT_EQ(dissemination_rounds(1), 0);
