@@ -11,13 +11,14 @@ std::string mpi_error_text(int code) {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-void check_mpi(int code, const char* call, ErrorContext context) {
-  if (code == MPI_SUCCESS) return;
-  context.native_code = code;
-  throw Error(ErrorCode::backend_failure, fmt::format("{} failed: {}", call, mpi_error_text(code)), std::move(context));
+void throw_mpi_error(int code, const char* call, const ErrorContext& context) {
+  ErrorContext with_code = context;
+  with_code.native_code = code;
+  throw Error(ErrorCode::backend_failure, fmt::format("{} failed: {}", call, mpi_error_text(code)),
+              std::move(with_code));
 }
 
-bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, ErrorContext context) {
+bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, const ErrorContext& context) {
   for (unsigned spins = 0;; ++spins) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, &status), "MPI_Test", context);

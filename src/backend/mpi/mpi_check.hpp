@@ -12,12 +12,18 @@ namespace meshcomm::detail {
 /// MPI's own text for an error code.
 std::string mpi_error_text(int code);
 
+/// Throws Error(backend_failure) naming `call` and MPI's message, with `context` and the code.
+[[noreturn]] void throw_mpi_error(int code, const char* call, const ErrorContext& context);
+
 /// Throws Error(backend_failure) naming `call` and MPI's message unless `code` is MPI_SUCCESS.
-/// The one translation of MPI return codes in meshcomm.
-void check_mpi(int code, const char* call, ErrorContext context);
+/// The one translation of MPI return codes in meshcomm. Inline, and `context` is copied only
+/// for an error: it runs on every call and every test of a request.
+inline void check_mpi(int code, const char* call, const ErrorContext& context) {
+  if (code != MPI_SUCCESS) [[unlikely]] throw_mpi_error(code, call, context);
+}
 
 /// Tests `request` until it completes or `deadline` passes, yielding the core between tests so
 /// that oversubscribed ranks progress. Returns false at the deadline.
-bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, ErrorContext context);
+bool poll_request(MPI_Request& request, MPI_Status& status, Clock::time_point deadline, const ErrorContext& context);
 
 }  // namespace meshcomm::detail

@@ -9,7 +9,14 @@ namespace meshcomm::detail {
 bool MpiCollectiveRequest::test() {
   if (done_) return true;
   int flag = 0;
-  check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", context_);
+  if (const int code = MPI_Test(&request, &flag, MPI_STATUS_IGNORE); code != MPI_SUCCESS) [[unlikely]] {
+    try {
+      throw_mpi_error(code, "MPI_Test", context_);
+    } catch (const Error& error) {
+      fatal_->set(error);
+      throw;
+    }
+  }
   if (flag == 0) return false;
   done_ = true;
   if (after) after();

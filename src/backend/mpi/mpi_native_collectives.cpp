@@ -63,8 +63,8 @@ std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) co
 }
 
 std::shared_ptr<WorkState> MpiBackend::start_native(const CollectiveArgs& args) {
-  auto where = context(args.label, -1);
-  auto operation = std::make_shared<MpiCollectiveRequest>(where, fatal_state());
+  auto operation = std::make_shared<MpiCollectiveRequest>(context(args.label, -1), fatal_state());
+  const ErrorContext& where = operation->context();
   const MPI_Comm comm = internal_;
   const void* input = args.in_place ? MPI_IN_PLACE : args.input.data;
   auto* request = &operation->request;
