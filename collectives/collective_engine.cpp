@@ -111,9 +111,10 @@ inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<Wo
 
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
-  // A stream-ordered backend (nccl) whose own collective the table takes unconditionally is
-  // asked once, in one call, whether it runs this one and to start it.
-  if (requested.empty() && comm.stream_ordered() &&
+  // A backend whose own collective the table takes unconditionally is asked once, in one call,
+  // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
+  // one on host memory (on CUDA memory it must first wait for the stream, below).
+  if (requested.empty() && (comm.stream_ordered() || args.output.memory == MemoryKind::host) &&
       straight_to_native_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())])
       [[likely]] {
     if (auto state = comm.backend().try_start_native(args)) [[likely]] {

@@ -55,9 +55,8 @@ class CollectiveEngine {
   /// skips the table (on nccl that is every collective on CUDA memory).
   std::array<std::array<const Algorithm*, kBackends>, kKinds> unconditional_{};
   /// Per collective and backend, whether a call that names no algorithm goes straight to the
-  /// backend's own collective where it can run it: the unconditional algorithm is `native`, no
-  /// other is forced, and the backend is stream-ordered (its works need no host-side ordering
-  /// and fail the communicator themselves).
+  /// backend's own collective where it can run it: the unconditional algorithm is `native` and no
+  /// other is forced.
   std::array<std::array<bool, kBackends>, kKinds> straight_to_native_{};
 };
 
