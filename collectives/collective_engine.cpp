@@ -38,6 +38,12 @@ class FatalOnFailure final : public WorkState {
   std::shared_ptr<FatalState> fatal_;
 };
 
+/// The work of a started collective, which makes the communicator fatal if it fails.
+inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state) {
+  if (state->fails_communicator()) return comm.make_work(std::move(state));
+  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
+}
+
 }  // namespace
 
 CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table)
@@ -98,16 +104,6 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
   throw Error(ErrorCode::unsupported, fmt::format("no algorithm can run this {}", to_string(args.kind)),
               comm.context(args.label));
 }
-
-namespace {
-
-/// The work of a started collective, which makes the communicator fatal if it fails.
-inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state) {
-  if (state->fails_communicator()) return comm.make_work(std::move(state));
-  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
-}
-
-}  // namespace
 
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {

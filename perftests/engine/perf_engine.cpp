@@ -185,16 +185,18 @@ class Sweep {
   /// Where the calls of a placement read and write, in the current variant's buffers.
   struct Placement {
     const PerfBuffer& send_buffer;
+    const PerfBuffer& recv_buffer;
     std::size_t send_at;
     std::size_t recv_at;
     [[nodiscard]] std::byte* send() const { return send_buffer.data() + send_at; }
+    [[nodiscard]] std::byte* recv() const { return recv_buffer.data() + recv_at; }
   };
   [[nodiscard]] Placement placement(const PerfCounts& counts, bool in_place) const {
     return {.send_buffer = in_place ? *current_->recv : *current_->send,
+            .recv_buffer = *current_->recv,
             .send_at = in_place ? counts.in_place_send_offset * element_ : 0,
             .recv_at = in_place ? counts.in_place_recv_offset * element_ : 0};
   }
-  [[nodiscard]] std::byte* recv(const Placement& at) const { return current_->recv->data() + at.recv_at; }
 
   /// Checks one call's result against the expected data (outside any timing), then runs the
   /// warm-up calls; returns the wrong elements over all ranks.
@@ -202,15 +204,15 @@ class Sweep {
     const auto at = placement(counts, in_place);
     std::uint64_t local_wrong = 0;
     if (options_.check) {
-      operation_.fill(at.send_buffer.host() + at.send_at, current_->recv->host() + at.recv_at, counts, settings_,
+      operation_.fill(at.send_buffer.host() + at.send_at, at.recv_buffer.host() + at.recv_at, counts, settings_,
                       comm_);
       at.send_buffer.upload();
-      if (!in_place) current_->recv->upload();
-      operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
-      current_->recv->download();
-      local_wrong = operation_.count_wrong(current_->recv->host() + at.recv_at, counts, settings_, comm_);
+      if (!in_place) at.recv_buffer.upload();
+      operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+      at.recv_buffer.download();
+      local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, comm_);
     }
-    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
+    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
     return sum_over_ranks(comm_, local_wrong);
   }
 
@@ -219,9 +221,9 @@ class Sweep {
   /// variant timed before it did.
   double timed_microseconds(const PerfCounts& counts, bool in_place) {
     const auto at = placement(counts, in_place);
-    if (options_.warmup > 0) operation_.start(comm_, at.send(), recv(at), counts, settings_).wait();
+    if (options_.warmup > 0) operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
     comm_.barrier();
-    const double seconds = timed_iterations(at.send(), recv(at), counts);
+    const double seconds = timed_iterations(at.send(), at.recv(), counts);
     return across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
   }
 
