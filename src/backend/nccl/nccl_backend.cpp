@@ -63,9 +63,9 @@ class NcclBackend final : public Backend {
   MESHCOMM_HOT std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
     return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
   }
+  // NcclBackend is final, so the start_native() below binds directly.
   MESHCOMM_HOT std::shared_ptr<WorkState> try_start_native(const CollectiveArgs& args) override {
-    if (!nccl_runs_collective(args)) return nullptr;
-    return start_nccl_collective(*channel_, args, size(), {args.label, rank(), -1});
+    return nccl_runs_collective(args) ? start_native(args) : nullptr;
   }
 
  private:
