@@ -1,6 +1,7 @@
 #include "streaming_copy.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -16,18 +17,21 @@ namespace {
 
 constexpr std::size_t kUnlistedCacheShare = std::size_t{4} << 20;
 
-/// How many CPUs a sysfs CPU list such as "0-3,8,10-11" names.
+/// How many CPUs a sysfs CPU list such as "0-3,8,10-11" names (an item it cannot read counts
+/// as one CPU: the answer only sizes a threshold, and it must not throw).
 int cpus_in_list(const std::string& list) {
   int count = 0;
   std::istringstream items(list);
   std::string item;
   while (std::getline(items, item, ',')) {
+    int first = 0;
+    int last = 0;
+    const char* end = item.data() + item.size();
     const auto dash = item.find('-');
-    if (dash == std::string::npos) {
-      ++count;
-    } else {
-      count += std::stoi(item.substr(dash + 1)) - std::stoi(item.substr(0, dash)) + 1;
-    }
+    const bool range = dash != std::string::npos &&
+                       std::from_chars(item.data(), item.data() + dash, first).ec == std::errc() &&
+                       std::from_chars(item.data() + dash + 1, end, last).ec == std::errc() && last >= first;
+    count += range ? last - first + 1 : 1;
   }
   return std::max(count, 1);
 }
