@@ -48,8 +48,12 @@ class NcclWork final : public WorkState {
 
   /// The stream a collective is queued on.
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
-  /// Called by the channel when a later collective on the same stream shares this work.
-  void covers_another_call() noexcept { later_calls_.fetch_add(1, std::memory_order_relaxed); }
+  /// Called by the channel, under its lock, when a later collective on the same stream shares
+  /// this work. Only that lock's holder writes the count, so a plain load and store do (no
+  /// locked read-modify-write on every call); a timeout message reads it from another thread.
+  void covers_another_call() noexcept {
+    later_calls_.store(later_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   /// Called by the channel once the operation is on its stream, with the event behind it.
   void enqueued(cudaEvent_t event) noexcept;
