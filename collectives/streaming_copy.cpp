@@ -9,7 +9,7 @@
 #include <string>
 
 #if defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace meshcomm::detail {
@@ -63,21 +63,14 @@ std::size_t streaming_copy_threshold() {
   return threshold;
 }
 
-void streaming_copy(void* to, const void* from, std::size_t bytes) {
 #if defined(__x86_64__)
-  constexpr std::size_t kLine = 64;
-  auto* destination = static_cast<std::byte*>(to);
-  const auto* source = static_cast<const std::byte*>(from);
-  // Plain stores up to the destination's first cache line, streaming stores a line at a time,
-  // plain stores for what remains.
-  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(destination) % kLine;
-  const std::size_t head = misalignment == 0 ? 0 : kLine - misalignment;
-  if (bytes < head + kLine) {
-    std::memcpy(destination, source, bytes);
-    return;
-  }
-  std::memcpy(destination, source, head);
-  std::size_t done = head;
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+/// Streams whole lines from `source` to the line-aligned `destination`; returns the bytes done.
+std::size_t stream_lines_sse2(std::byte* destination, const std::byte* source, std::size_t bytes) {
+  std::size_t done = 0;
   for (; done + kLine <= bytes; done += kLine) {
     const auto* in = reinterpret_cast<const __m128i*>(source + done);
     auto* out = reinterpret_cast<__m128i*>(destination + done);
@@ -90,9 +83,66 @@ void streaming_copy(void* to, const void* from, std::size_t bytes) {
     _mm_stream_si128(out + 2, third);
     _mm_stream_si128(out + 3, fourth);
   }
+  return done;
+}
+
+/// The same with 32-byte stores, two per line instead of four: 10-20% faster than SSE2 on the
+/// EPYC VM when both of its cores copy at once.
+[[gnu::target("avx2")]] std::size_t stream_lines_avx2(std::byte* destination, const std::byte* source,
+                                                      std::size_t bytes) {
+  std::size_t done = 0;
+  for (; done + kLine <= bytes; done += kLine) {
+    const auto* in = reinterpret_cast<const __m256i*>(source + done);
+    auto* out = reinterpret_cast<__m256i*>(destination + done);
+    const __m256i low = _mm256_loadu_si256(in);
+    const __m256i high = _mm256_loadu_si256(in + 1);
+    _mm256_stream_si256(out, low);
+    _mm256_stream_si256(out + 1, high);
+  }
+  return done;
+}
+
+using StreamLines = std::size_t (*)(std::byte*, const std::byte*, std::size_t);
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") != 0;
+  return has;
+}
+
+StreamLines stream_lines(StoreWidth width) {
+  if (width == StoreWidth::widest) width = cpu_has_avx2() ? StoreWidth::avx2 : StoreWidth::sse2;
+  return width == StoreWidth::avx2 ? stream_lines_avx2 : stream_lines_sse2;
+}
+
+}  // namespace
+#endif
+
+bool has_store_width(StoreWidth width) {
+#if defined(__x86_64__)
+  return width != StoreWidth::avx2 || cpu_has_avx2();
+#else
+  return width == StoreWidth::widest;
+#endif
+}
+
+void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth width) {
+#if defined(__x86_64__)
+  auto* destination = static_cast<std::byte*>(to);
+  const auto* source = static_cast<const std::byte*>(from);
+  // Plain stores up to the destination's first cache line, streaming stores a line at a time,
+  // plain stores for what remains.
+  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(destination) % kLine;
+  const std::size_t head = misalignment == 0 ? 0 : kLine - misalignment;
+  if (bytes < head + kLine) {
+    std::memcpy(destination, source, bytes);
+    return;
+  }
+  std::memcpy(destination, source, head);
+  const std::size_t done = head + stream_lines(width)(destination + head, source + head, bytes - head);
   std::memcpy(destination + done, source + done, bytes - done);
   _mm_sfence();
 #else
+  static_cast<void>(width);
   std::memcpy(to, from, bytes);
 #endif
 }

@@ -15,10 +15,17 @@ namespace meshcomm::detail {
 /// Read once.
 std::size_t streaming_copy_threshold();
 
+/// The stores a streaming copy uses: the widest this CPU has, or one width named (for tests).
+enum class StoreWidth { widest, sse2, avx2 };
+
+/// Whether this CPU can make streaming copies with `width` (always, for `widest`).
+bool has_store_width(StoreWidth width);
+
 /// Copies `bytes` host bytes from `from` to `to` (not overlapping) with non-temporal stores where
-/// the machine has them (x86-64); elsewhere with memcpy. The stores are fenced before it returns,
-/// so the copy is visible to other cores like memcpy's.
-void streaming_copy(void* to, const void* from, std::size_t bytes);
+/// the machine has them (x86-64; `width` must be one has_store_width() accepts); elsewhere with
+/// memcpy. The stores are fenced before it returns, so the copy is visible to other cores like
+/// memcpy's.
+void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth width = StoreWidth::widest);
 
 /// streaming_copy() when `total_bytes` — everything this rank writes in the operation that this
 /// copy is part of — reaches streaming_copy_threshold(); memcpy otherwise.

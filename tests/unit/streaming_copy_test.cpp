@@ -18,13 +18,14 @@ std::vector<unsigned char> numbered(std::size_t bytes) {
   return data;
 }
 
-TEST(StreamingCopy, CopiesEveryLengthAndAlignmentExactly) {
+/// Copies every length and alignment with `width`'s stores and checks each byte, inside and around.
+void expect_exact_copies(StoreWidth width) {
   const auto source = numbered(8192 + 256);
   for (std::size_t length : {0, 1, 15, 63, 64, 65, 127, 128, 200, 4096, 4096 + 13, 8192}) {
     for (std::size_t from_offset : {0, 1, 17, 64}) {
       for (std::size_t to_offset : {0, 5, 48, 63}) {
         std::vector<unsigned char> destination(length + 256, 0xEE);
-        streaming_copy(destination.data() + to_offset, source.data() + from_offset, length);
+        streaming_copy(destination.data() + to_offset, source.data() + from_offset, length, width);
         for (std::size_t i = 0; i < destination.size(); ++i) {
           const bool inside = i >= to_offset && i < to_offset + length;
           const unsigned char expected = inside ? source[from_offset + i - to_offset] : 0xEE;
@@ -33,6 +34,16 @@ TEST(StreamingCopy, CopiesEveryLengthAndAlignmentExactly) {
         }
       }
     }
+  }
+}
+
+TEST(StreamingCopy, CopiesEveryLengthAndAlignmentExactly) { expect_exact_copies(StoreWidth::widest); }
+
+TEST(StreamingCopy, CopiesExactlyWithEachStoreWidth) {
+  for (StoreWidth width : {StoreWidth::sse2, StoreWidth::avx2}) {
+    if (!has_store_width(width)) continue;
+    SCOPED_TRACE(width == StoreWidth::sse2 ? "sse2" : "avx2");
+    expect_exact_copies(width);
   }
 }
 
