@@ -1,0 +1,188 @@
+// memory_floor_perf: the floor under any host all-gather on this node — how fast its ranks, all at
+// once, can write an all-gather's output — beside Open MPI's own all-gather and meshcomm's
+// single-copy `shm` all-gather, measured in one run.
+//
+//   mpirun -np 2 build/perftests/memory_floor_perf [-b 4M] [-e 64M] [-f 4] [-n 10] [-r 7] [--json FILE]
+//
+// Sizes are an all-gather's output bytes per rank, as in all_gather_perf's size column. Every
+// rank times its calls at once; each round runs every variant in turn (so drift hits all alike),
+// and the table gives the median over rounds of the slowest rank's time per call. "native / x" is
+// how many times faster than MPI_Allgather a variant is: the write floor's figure is the most
+// any all-gather that writes its output can gain over Open MPI's here.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/perf_options.hpp"
+#include "meshcomm/communicator.hpp"
+#include "meshcomm/mpi_bootstrap.hpp"
+#include "streaming_copy.hpp"
+
+namespace {
+
+using meshcomm::detail::StoreWidth;
+
+struct Variant {
+  std::string name;
+  std::string what;
+  std::function<void()> call;
+};
+
+/// Page-aligned host memory, filled with `value`.
+struct PageBuffer {
+  PageBuffer(std::size_t bytes, unsigned char value)
+      : data(static_cast<std::byte*>(std::aligned_alloc(4096, std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096)))) {
+    std::memset(data, value, bytes);
+  }
+  ~PageBuffer() { std::free(data); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  std::byte* data;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// Writes `bytes` at `to` with streaming stores from a small source that stays in the cache:
+/// the memory traffic of writing the output and nothing else.
+void stream_write(std::byte* to, const std::byte* cached_source, std::size_t source_bytes, std::size_t bytes) {
+  for (std::size_t done = 0; done < bytes; done += source_bytes) {
+    meshcomm::detail::streaming_copy(to + done, cached_source, std::min(source_bytes, bytes - done));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  meshcomm::MpiSession session(argc, argv);
+  std::string min_text = "4M";
+  std::string max_text = "64M";
+  int factor = 4;
+  int iterations = 10;
+  int rounds = 7;
+  std::string json_path;
+  CLI::App app{"the memory floor under a host all-gather, beside Open MPI's all-gather and meshcomm's shm path"};
+  app.add_option("-b,--minbytes", min_text, "smallest all-gather output per rank (K, M, G suffixes)")
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", max_text, "largest all-gather output per rank")->capture_default_str();
+  app.add_option("-f,--stepfactor", factor, "multiply the size by this much each step")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
+  app.add_option("-n,--iters", iterations, "calls per variant per round")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("-r,--rounds", rounds, "rounds; the median is reported")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--json", json_path, "also write the results to this JSON file");
+  CLI11_PARSE(app, argc, argv);
+
+  meshcomm::MpiBootstrap bootstrap;
+  auto comm = meshcomm::Communicator::create(bootstrap);
+  MPI_Comm raw;
+  MPI_Comm_dup(MPI_COMM_WORLD, &raw);
+  const int size = comm.size();
+  const int rank = comm.rank();
+  std::size_t min_bytes = 0;
+  std::size_t max_bytes = 0;
+  try {
+    min_bytes = meshcomm::perf::parse_size(min_text);
+    max_bytes = meshcomm::perf::parse_size(max_text);
+    if (min_bytes < static_cast<std::size_t>(size)) throw std::invalid_argument("-b must be at least one byte per rank");
+    if (max_bytes < min_bytes) throw std::invalid_argument("-e must not be smaller than -b");
+  } catch (const std::invalid_argument& error) {
+    if (rank == 0) fmt::print(stderr, "memory_floor_perf: {}\n", error.what());
+    MPI_Comm_free(&raw);
+    return 2;
+  }
+  constexpr std::size_t kCachedSource = std::size_t{64} << 10;
+  PageBuffer cached_source(kCachedSource, 0x5A);
+
+  if (rank == 0) {
+    fmt::print("# memory_floor_perf: {} ranks, all at once; {} calls x {} rounds, median of the slowest rank\n", size,
+               iterations, rounds);
+    fmt::print("{:>12} {:<28} {:>11} {:>9} {:>11}  {}\n", "size (B)", "variant", "time (us)", "GB/s", "native / x",
+               "what each rank does");
+  }
+  nlohmann::json records = nlohmann::json::array();
+  for (std::size_t bytes = min_bytes; bytes <= max_bytes; bytes *= static_cast<std::size_t>(factor)) {
+    const std::size_t block = bytes / static_cast<std::size_t>(size);
+    bytes = block * static_cast<std::size_t>(size);
+    PageBuffer user_input(block, static_cast<unsigned char>(rank + 1));
+    PageBuffer output(bytes, 0);
+    PageBuffer private_source(bytes, 0x33);
+    auto shared_input = comm.allocate_shared(block);
+    auto shared_output = comm.allocate_shared(bytes);
+    std::memset(shared_input.data(), rank + 1, block);
+    const auto shared_gather = [&] {
+      comm.all_gather(meshcomm::ConstBufferView(shared_input.data(), block, meshcomm::DataType::u8),
+                      meshcomm::BufferView(shared_output.data(), bytes, meshcomm::DataType::u8), {.algorithm = "shm"})
+          .wait();
+    };
+    std::vector<Variant> variants = {
+        {"MPI_Allgather", "Open MPI's all-gather, out of place",
+         [&] { MPI_Allgather(user_input.data, static_cast<int>(block), MPI_BYTE, output.data, static_cast<int>(block), MPI_BYTE, raw); }},
+        {"meshcomm shm", "all_gather algo=shm, shared buffers, out of place", shared_gather},
+        {"write floor", "streaming stores of the output, source cached",
+         [&] { stream_write(output.data, cached_source.data, kCachedSource, bytes); }},
+        {"streaming copy sse2", "copies the output's size from its own memory",
+         [&] { meshcomm::detail::streaming_copy(output.data, private_source.data, bytes, StoreWidth::sse2); }},
+        {"streaming copy avx2", "the same with 32-byte stores",
+         [&] { meshcomm::detail::streaming_copy(output.data, private_source.data, bytes, StoreWidth::avx2); }},
+        {"memcpy", "the same with memcpy", [&] { std::memcpy(output.data, private_source.data, bytes); }},
+    };
+    std::erase_if(variants, [](const Variant& variant) {
+      return variant.name == "streaming copy avx2" && !meshcomm::detail::has_store_width(StoreWidth::avx2);
+    });
+    std::vector<std::vector<double>> per_call(variants.size());
+    for (int round = 0; round < rounds; ++round) {
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        variants[v].call();  // untimed: the first touch of fresh pages is not the variant's cost
+        MPI_Barrier(raw);
+        const auto started = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) variants[v].call();
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count() /
+                    iterations;
+        MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, raw);
+        per_call[v].push_back(us);
+      }
+    }
+    // The shm all-gather's output, checked outside the timed loop: block r holds rank r's bytes.
+    std::size_t wrong = 0;
+    for (int from = 0; from < size; ++from) {
+      const auto* gathered = static_cast<const unsigned char*>(shared_output.data()) + from * block;
+      wrong += static_cast<std::size_t>(std::count_if(gathered, gathered + block, [&](unsigned char value) {
+        return value != static_cast<unsigned char>(from + 1);
+      }));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG, MPI_SUM, raw);
+    const double native = median(per_call[0]);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const double us = median(per_call[v]);
+      const double gbps = static_cast<double>(bytes) / us / 1e3;
+      if (rank == 0) {
+        fmt::print("{:>12} {:<28} {:>11.1f} {:>9.2f} {:>10.2f}x  {}\n", bytes, variants[v].name, us, gbps,
+                   native / us, variants[v].what);
+      }
+      records.push_back({{"bytes", bytes}, {"ranks", size}, {"variant", variants[v].name}, {"time_us", us},
+                         {"gbps", gbps}, {"native_over_variant", native / us}});
+    }
+    if (rank == 0 && wrong > 0) fmt::print("# shm all-gather: {} wrong bytes at {} B\n", wrong, bytes);
+    if (wrong > 0) {
+      MPI_Comm_free(&raw);
+      return 1;
+    }
+  }
+  if (rank == 0 && !json_path.empty()) std::ofstream(json_path) << records.dump(2) << '\n';
+  MPI_Comm_free(&raw);
+  return 0;
+}
