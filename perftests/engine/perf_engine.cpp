@@ -73,6 +73,7 @@ struct Measurement {
   double algbw = 0;
   double busbw = 0;
   std::uint64_t wrong = 0;
+  double speedup = 0;  // over native, the median of the per-repeat ratios; 0 when none was measured
 };
 
 /// The reduction of a per-rank number over all ranks, as -a asks.
@@ -140,6 +141,7 @@ class Sweep {
         }
       }
       std::vector<std::pair<Measurement, Measurement>> row(variants_.size());
+      for (auto& slot : slots) slot.speedup = paired_speedup(slot, slots);
       for (auto& slot : slots) {
         select(slot.variant);
         const auto measurement = summarize(slot, counts);
@@ -174,7 +176,28 @@ class Sweep {
     bool in_place = false;
     std::uint64_t wrong = 0;
     std::vector<double> times_us;
+    double speedup = 0;
   };
+
+  /// `slot`'s speedup over native at its placement: in each repeat, the fastest native variant's
+  /// time (on either kind of buffer) over the slot's, and the median of those ratios. Each ratio
+  /// pairs calls measured moments apart, so drift between repeats (this kind of machine's memory
+  /// bandwidth can halve for seconds) cancels out instead of landing on one column. 0 without a
+  /// native variant.
+  [[nodiscard]] double paired_speedup(const Slot& slot, const std::vector<Slot>& slots) const {
+    std::vector<double> ratios;
+    for (std::size_t repeat = 0; repeat < slot.times_us.size(); ++repeat) {
+      double native = 0;
+      for (const auto& other : slots) {
+        if (variants_[other.variant].algorithm != "native" || other.in_place != slot.in_place) continue;
+        native = native == 0 ? other.times_us[repeat] : std::min(native, other.times_us[repeat]);
+      }
+      if (native > 0 && slot.times_us[repeat] > 0) ratios.push_back(native / slot.times_us[repeat]);
+    }
+    if (ratios.empty()) return 0;
+    std::sort(ratios.begin(), ratios.end());
+    return ratios[ratios.size() / 2];
+  }
 
   /// Makes variant `v` the one that the next calls measure.
   void select(std::size_t v) {
@@ -236,6 +259,7 @@ class Sweep {
     result.algbw = result.time_us > 0 ? static_cast<double>(reported_bytes(counts)) / (result.time_us * 1e3) : 0;
     result.busbw = result.algbw * operation_.bus_factor(comm_.size());
     result.wrong = slot.wrong;
+    result.speedup = slot.speedup;
     records_.push_back({
         {"op", operation_.name()},
         {"algo", settings_.algorithm.empty() ? "auto" : settings_.algorithm},
@@ -252,6 +276,7 @@ class Sweep {
         {"algbw_gbps", result.algbw},
         {"busbw_gbps", result.busbw},
         {"wrong", result.wrong},
+        {"speedup_over_native", result.speedup},
         {"buffers", options_.memory == MemoryKind::cuda ? "cuda" : current_ == &buffers_[1] ? "user" : "shared"},
         {"memory", to_string(options_.memory)},
     });
@@ -328,8 +353,7 @@ class Sweep {
     return name;
   }
 
-  /// One table row; with several variants, also the speedup over the fastest `native` measured
-  /// alongside (native on either kind of buffer).
+  /// One table row; with several variants, also the speedup over native (paired_speedup()).
   void print_row(const PerfCounts& counts, std::size_t v, const std::vector<std::pair<Measurement, Measurement>>& row)
       const {
     if (comm_.rank() != 0) return;
@@ -338,16 +362,9 @@ class Sweep {
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
     std::string speedup;
-    double native_out = 0;
-    double native_in = 0;
-    for (std::size_t n = 0; n < variants_.size(); ++n) {
-      if (variants_[n].algorithm != "native") continue;
-      native_out = native_out == 0 ? row[n].first.time_us : std::min(native_out, row[n].first.time_us);
-      native_in = native_in == 0 ? row[n].second.time_us : std::min(native_in, row[n].second.time_us);
-    }
-    if (variants_.size() > 1 && native_out > 0) {
-      speedup = fmt::format("  {:>5.2f}x", native_out / out.time_us);
-      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", native_in / in.time_us);
+    if (variants_.size() > 1 && out.speedup > 0) {
+      speedup = fmt::format("  {:>5.2f}x", out.speedup);
+      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", in.speedup);
     }
     fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {}  {}{}\n", reported_bytes(counts), counts.reported,
                to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
