@@ -1,5 +1,6 @@
 #include "memory_ops.hpp"
 
+#include <algorithm>
 
 #include "device/device_runtime.hpp"
 #include "reduction.hpp"
@@ -7,10 +8,10 @@
 
 namespace meshcomm::detail {
 
-void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory) {
+void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory, std::size_t written_in_operation) {
   if (bytes == 0) return;
   if (memory == MemoryKind::cuda) return device::copy(to, from, bytes);
-  copy_host_bytes(to, from, bytes, bytes);
+  copy_host_bytes(to, from, bytes, std::max(bytes, written_in_operation));
 }
 
 void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,

@@ -9,9 +9,11 @@
 
 namespace meshcomm::detail {
 
-/// Copies `bytes` bytes from `from` to `to`, both in `memory`; large host copies stream
-/// (streaming_copy.hpp).
-void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory);
+/// Copies `bytes` bytes from `from` to `to`, both in `memory`. A host copy streams
+/// (streaming_copy.hpp) when `written_in_operation`, all that this rank writes in the operation
+/// the copy belongs to, is too large to stay cached (0: the copy alone).
+void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory,
+                std::size_t written_in_operation = 0);
 
 /// `destination[i] = destination[i] op source[i]` (see reduction.hpp) on `memory`.
 void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,

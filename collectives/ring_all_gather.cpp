@@ -99,10 +99,11 @@ std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, const C
   auto state = start_ring(comm, args.output, equal_blocks(args.input.count, comm.size()), args.label, first_tag,
                           args.in_place ? nullptr : args.input.data);
   // The first sends read the input itself, so this rank's block reaches the output while they
-  // travel, and peers read lines that were not just written.
+  // travel, and peers read lines that were not just written. The copy streams when the whole
+  // output is too large to stay cached: the ring's receives write the rest of it.
   if (!args.in_place) {
     copy_bytes(byte_offset(args.output.data, comm.rank() * own_bytes), args.input.data, own_bytes,
-               args.output.memory);
+               args.output.memory, args.output.bytes());
   }
   return state;
 }
