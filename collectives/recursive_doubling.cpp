@@ -95,19 +95,26 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const int rank = comm.rank();
     const std::size_t block_bytes = args.input.bytes();
-    if (!args.in_place) {
-      copy_bytes(byte_offset(args.output.data, rank * block_bytes), args.input.data, block_bytes, args.output.memory);
-    }
     const int tag = comm.reserve_internal_tags(1);
-    return std::make_shared<ScheduleWorkState>(doubling_rounds(comm.size()), [&comm, args, rank, block_bytes,
-                                                                              tag](int round) {
+    const int rounds = doubling_rounds(comm.size());
+    if (rounds == 0 && !args.in_place) copy_bytes(args.output.data, args.input.data, block_bytes, args.output.memory);
+    return std::make_shared<ScheduleWorkState>(rounds, [&comm, args, rank, block_bytes, tag](int round) {
       const int peer = doubling_peer(rank, round);
       const std::size_t bytes = (std::size_t{1} << round) * block_bytes;
+      // Out of place, the first round sends this rank's block from the input, and the block is
+      // copied into the output while that exchange travels (later rounds send it from there).
+      const bool send_from_input = round == 0 && !args.in_place;
+      const void* sent = send_from_input
+                             ? args.input.data
+                             : byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes);
       std::vector<Work> works;
       works.push_back(recv_bytes(comm, byte_offset(args.output.data, doubling_group_first(peer, round) * block_bytes),
                                  bytes, peer, tag, args.label, args.output.memory));
-      works.push_back(send_bytes(comm, byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes),
-                                 bytes, peer, tag, args.label, args.output.memory));
+      works.push_back(send_bytes(comm, sent, bytes, peer, tag, args.label, args.output.memory));
+      if (send_from_input) {
+        copy_bytes(byte_offset(args.output.data, rank * block_bytes), args.input.data, block_bytes,
+                   args.output.memory, args.output.bytes());
+      }
       return works;
     });
   }
