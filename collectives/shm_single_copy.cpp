@@ -134,10 +134,14 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
     return SingleCopySchedule::start(
         comm, args.input.data, block, args.label,
         [args, block, rank](const std::vector<const std::byte*>& inputs) {
-          const std::size_t written = block * (args.in_place ? inputs.size() - 1 : inputs.size());
+          // The copies stream when the whole output outgrows the cache, in place too: at 16 MiB
+          // in place (8 MiB copied per rank) that ran 2.2-2.5x Open MPI against 1.7x plain.
+          const std::size_t output_bytes = block * inputs.size();
           for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
             if (static_cast<int>(peer) == rank && args.in_place) continue;
-            if (block > 0) copy_host_bytes(byte_offset(args.output.data, peer * block), inputs[peer], block, written);
+            if (block > 0) {
+              copy_host_bytes(byte_offset(args.output.data, peer * block), inputs[peer], block, output_bytes);
+            }
           }
         },
         [&comm, args](int first_tag) -> std::shared_ptr<WorkState> {
