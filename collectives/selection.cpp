@@ -20,7 +20,9 @@ SelectionTable SelectionTable::measured_defaults() {
   SelectionTable table;
   // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
   // Measured at -np 2 on the 2-core development machine (perftests/README.md):
-  // - small messages: recursive doubling/halving beat MPI (1 round, no staging);
+  // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
+  //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
+  //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);
   // - from 512 KiB the shm single-copy path wins 2-3x when buffers come from allocate_shared,
   //   and costs under 5% (its 2 us descriptor exchange) when they do not;
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
@@ -37,6 +39,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_allv, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},

@@ -21,12 +21,24 @@ std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendK
 
 TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
   const auto table = SelectionTable::measured_defaults();
-  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB), "recursive_doubling");
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB), "native");
+  EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 64 * KiB), "recursive_doubling");
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB), "shm");
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::inproc, 1 * MiB), "ring");
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::nccl, 1 * KiB), "native");
   EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * KiB), "binomial");
   EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "native");
+}
+
+TEST(SelectionTable, RowsAnswerByRanks) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](int ranks) {
+    auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB, ranks,
+                                      [](std::string_view) { return true; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  EXPECT_EQ(at(2), "native");
+  EXPECT_EQ(at(4), "recursive_doubling");
 }
 
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
