@@ -12,6 +12,7 @@
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "../work_state.hpp"
+#include "call_site.hpp"
 
 namespace meshcomm::detail {
 
@@ -30,12 +31,6 @@ class NeighborGraph {
 /// Separates the user's messages from meshcomm's own (collectives, setup), so that neither can
 /// match the other's receives whatever tags they use.
 enum class Lane : std::uint8_t { user, internal };
-
-/// What a backend operation is, for its error messages.
-struct OperationLabel {
-  const char* name = "";
-  std::int64_t sequence = -1;
-};
 
 /// A fatal error shared by a backend and its in-flight operations: once set, every later
 /// operation fails fast with it and the communicator must be recreated.
@@ -118,6 +113,11 @@ class Backend {
 
  protected:
   /// An error context for an operation of this backend.
+  /// Where an operation on `peer` is issued, expanded into an ErrorContext only on an error.
+  [[nodiscard]] CallSite call_site(OperationLabel label, int peer) const {
+    return {.label = label, .rank = rank(), .peer = peer, .backend = to_string(kind()).data()};
+  }
+
   [[nodiscard]] ErrorContext context(OperationLabel label, int peer) const {
     return {.backend = std::string(to_string(kind())), .operation = label.name, .rank = rank(), .peer = peer,
             .sequence = label.sequence};

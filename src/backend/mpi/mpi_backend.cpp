@@ -48,9 +48,9 @@ std::shared_ptr<WorkState> start_in_pieces(std::shared_ptr<MpiOperation> operati
 
 std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
                                              OperationLabel label, StreamRef) {
-  const auto where = context(label, peer);
+  const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},
+      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where},
       fatal_state());
   // MPI_Isend only reads through the pointer.
   auto* base = static_cast<std::byte*>(const_cast<void*>(data.data));
@@ -63,9 +63,9 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
 
 std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
-  const auto where = context(label, peer);
+  const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .context = where},
+      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where},
       fatal_state());
   return start_in_pieces(std::move(operation), static_cast<std::byte*>(data.data), data.bytes(),
                          [&](std::byte* pointer, int count) {

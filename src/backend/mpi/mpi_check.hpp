@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../../work_state.hpp"
+#include "../call_site.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
@@ -20,6 +21,11 @@ std::string mpi_error_text(int code);
 /// for an error: it runs on every call and every test of a request.
 inline void check_mpi(int code, const char* call, const ErrorContext& context) {
   if (code != MPI_SUCCESS) [[unlikely]] throw_mpi_error(code, call, context);
+}
+
+/// The same for a call made on behalf of `site`, whose context is built only for an error.
+inline void check_mpi(int code, const char* call, const CallSite& site) {
+  if (code != MPI_SUCCESS) [[unlikely]] throw_mpi_error(code, call, site.context());
 }
 
 /// Tests `request` until it completes or `deadline` passes, yielding the core between tests so

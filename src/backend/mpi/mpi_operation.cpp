@@ -8,14 +8,15 @@ namespace meshcomm::detail {
 
 MpiOperation::~MpiOperation() {
   // A Work dropped before completion leaves its pieces to finish in the background.
-  for (auto& request : requests_) {
-    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+  for (std::size_t i = 0; i < pieces_; ++i) {
+    if (piece(i).request != MPI_REQUEST_NULL) MPI_Request_free(&piece(i).request);
   }
 }
 
 void MpiOperation::add_piece(MPI_Request request, std::size_t piece_bytes) {
-  requests_.push_back(request);
-  piece_bytes_.push_back(piece_bytes);
+  if (pieces_ > 0) more_pieces_.push_back({request, piece_bytes});
+  else first_piece_ = {request, piece_bytes};
+  ++pieces_;
 }
 
 void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int code) {
@@ -26,11 +27,11 @@ void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int
               fmt::format("message size mismatch on tag {}: peer {} sent more than the {} bytes this rank posted a "
                           "receive for; both sides must agree",
                           d.tag, d.peer, d.bytes),
-              d.context));
+              d.site.context()));
     return;
   }
   if (code != MPI_SUCCESS) {
-    auto context = d.context;
+    auto context = d.site.context();
     context.native_code = code;
     error_ = std::make_exception_ptr(
         Error(ErrorCode::backend_failure, fmt::format("MPI_Test failed: {}", mpi_error_text(code)), context));
@@ -39,22 +40,22 @@ void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int
   if (!d.is_send) {
     int received = 0;
     MPI_Get_count(&status, MPI_BYTE, &received);
-    if (static_cast<std::size_t>(received) != piece_bytes_[index]) {
+    if (static_cast<std::size_t>(received) != piece(index).bytes) {
       error_ = std::make_exception_ptr(Error(
           ErrorCode::size_mismatch,
           fmt::format("message size mismatch on tag {}: peer {} sent {} bytes but this rank posted a receive of {} "
                       "bytes; both sides must agree",
-                      d.tag, d.peer, d.bytes - piece_bytes_[index] + static_cast<std::size_t>(received), d.bytes),
-          d.context));
+                      d.tag, d.peer, d.bytes - piece(index).bytes + static_cast<std::size_t>(received), d.bytes),
+          d.site.context()));
     }
   }
 }
 
 bool MpiOperation::test() {
-  while (error_ == nullptr && next_pending_ < requests_.size()) {
+  while (error_ == nullptr && next_pending_ < pieces_) {
     int done = 0;
     MPI_Status status;
-    const int code = MPI_Test(&requests_[next_pending_], &done, &status);
+    const int code = MPI_Test(&piece(next_pending_).request, &done, &status);
     if (code == MPI_SUCCESS && done == 0) return false;
     finish_piece(next_pending_, status, code);
     ++next_pending_;
@@ -77,26 +78,28 @@ void MpiOperation::cancel_after_timeout(Clock::time_point deadline) {
   const auto& d = description_;
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
   bool stuck = false;
-  for (std::size_t i = next_pending_; i < requests_.size(); ++i) {
-    MPI_Cancel(&requests_[i]);
+  const auto context = d.site.context();
+  for (std::size_t i = next_pending_; i < pieces_; ++i) {
+    auto& request = piece(i).request;
+    MPI_Cancel(&request);
     // A cancelled receive completes at once; a send MPI cannot cancel may never complete.
     MPI_Status status;
-    if (!poll_request(requests_[i], status, deadline_after(std::chrono::milliseconds{50}), d.context)) {
-      MPI_Request_free(&requests_[i]);
+    if (!poll_request(request, status, deadline_after(std::chrono::milliseconds{50}), context)) {
+      MPI_Request_free(&request);
       stuck = true;
     }
   }
-  next_pending_ = requests_.size();
+  next_pending_ = pieces_;
   auto error = d.is_send ? Error(ErrorCode::timeout,
                                  fmt::format("send of {} bytes to peer {} (tag {}) was not received within {} ms: "
                                              "peer {} posted no matching receive",
                                              d.bytes, d.peer, d.tag, waited, d.peer),
-                                 d.context)
+                                 context)
                          : Error(ErrorCode::timeout,
                                  fmt::format("receive of {} bytes from peer {} (tag {}) got no message within {} ms: "
                                              "peer {} sent nothing with that tag",
                                              d.bytes, d.peer, d.tag, waited, d.peer),
-                                 d.context);
+                                 context);
   if (stuck) fatal_->set(error);
   error_ = std::make_exception_ptr(error);
 }

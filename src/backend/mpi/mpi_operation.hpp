@@ -18,7 +18,7 @@ class MpiOperation final : public WorkState {
     int peer;
     int tag;
     std::size_t bytes;
-    ErrorContext context;
+    CallSite site;
   };
 
   MpiOperation(Description description, std::shared_ptr<FatalState> fatal)
@@ -36,10 +36,18 @@ class MpiOperation final : public WorkState {
   void finish_piece(std::size_t index, const MPI_Status& status, int code);
   void cancel_after_timeout(Clock::time_point deadline);
 
+  /// One MPI request and the bytes it carries.
+  struct Piece {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::size_t bytes = 0;
+  };
+  Piece& piece(std::size_t index) { return index == 0 ? first_piece_ : more_pieces_[index - 1]; }
+
   Description description_;
   std::shared_ptr<FatalState> fatal_;
-  std::vector<MPI_Request> requests_;
-  std::vector<std::size_t> piece_bytes_;
+  Piece first_piece_;  // a message up to kMpiMaxPiece needs no allocation for its request
+  std::vector<Piece> more_pieces_;
+  std::size_t pieces_ = 0;
   std::size_t next_pending_ = 0;
   std::exception_ptr error_;
   Clock::time_point started_ = Clock::now();

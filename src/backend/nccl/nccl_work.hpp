@@ -13,17 +13,8 @@ namespace meshcomm::detail {
 
 class NcclChannel;
 
-/// Where an NCCL operation was issued, kept as plain fields on the per-call path and expanded
-/// into an ErrorContext only when there is an error to report.
-struct NcclCallSite {
-  OperationLabel label;  ///< its name is a string with static storage
-  int rank = -1;
-  int peer = -1;
-
-  [[nodiscard]] ErrorContext context() const {
-    return {.backend = "nccl", .operation = label.name, .rank = rank, .peer = peer, .sequence = label.sequence};
-  }
-};
+/// Where an NCCL operation was issued (its backend field "nccl").
+using NcclCallSite = CallSite;
 
 /// An operation queued on an NCCL communicator: complete when its stream has run it, as an event
 /// recorded behind it shows. Sends and receives get their event when their group is enqueued. A
