@@ -32,7 +32,10 @@ ChunkedRingState::ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps
 
 void ChunkedRingState::begin_steps() {
   if (steps_ == 0) return;
-  for (int chunk = 0; chunk < chunks_; ++chunk) post(chunk, 0, first_tag_ + chunk, chunk_state_[chunk].works);
+  for (int chunk = 0; chunk < chunks_; ++chunk) {
+    chunk_state_[chunk].works.reserve(2);  // a step's send and receive; kept for the later steps
+    post(chunk, 0, first_tag_ + chunk, chunk_state_[chunk].works);
+  }
 }
 
 bool ChunkedRingState::test() {

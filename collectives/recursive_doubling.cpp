@@ -108,6 +108,7 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
                              ? args.input.data
                              : byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes);
       std::vector<Work> works;
+      works.reserve(2);
       works.push_back(recv_bytes(comm, byte_offset(args.output.data, doubling_group_first(peer, round) * block_bytes),
                                  bytes, peer, tag, args.label, args.output.memory));
       works.push_back(send_bytes(comm, sent, bytes, peer, tag, args.label, args.output.memory));

@@ -82,6 +82,7 @@ class SingleCopySchedule {
       std::vector<Work> works;
       const int rank = comm.rank();
       if (step == 0) {
+        works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a fallback
         for (int peer = 0; peer < comm.size(); ++peer) {
           if (peer == rank) continue;
           works.push_back(recv_bytes(comm, &(*descriptors)[peer], sizeof(RegionDescriptor), peer, tag, label,
