@@ -112,12 +112,12 @@ class Backend {
   [[nodiscard]] const std::shared_ptr<FatalState>& fatal_state() const noexcept { return fatal_; }
 
  protected:
-  /// An error context for an operation of this backend.
   /// Where an operation on `peer` is issued, expanded into an ErrorContext only on an error.
   [[nodiscard]] CallSite call_site(OperationLabel label, int peer) const {
     return {.label = label, .rank = rank(), .peer = peer, .backend = to_string(kind()).data()};
   }
 
+  /// An error context for an operation of this backend.
   [[nodiscard]] ErrorContext context(OperationLabel label, int peer) const {
     return {.backend = std::string(to_string(kind())), .operation = label.name, .rank = rank(), .peer = peer,
             .sequence = label.sequence};

@@ -36,13 +36,13 @@ class NcclBackend final : public Backend {
     if (data.memory == MemoryKind::host) return host_->isend(data, peer, tag, lane, label, stream);
     // NCCL only reads through the pointer of a send.
     return channel_->queue(true, const_cast<void*>(data.data), data.bytes(), peer, stream_for(lane, stream),
-                           call_site(label, peer));
+                           site(label, peer));
   }
 
   std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                    StreamRef stream) override {
     if (data.memory == MemoryKind::host) return host_->irecv(data, peer, tag, lane, label, stream);
-    return channel_->queue(false, data.data, data.bytes(), peer, stream_for(lane, stream), call_site(label, peer));
+    return channel_->queue(false, data.data, data.bytes(), peer, stream_for(lane, stream), site(label, peer));
   }
 
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override {
@@ -61,7 +61,7 @@ class NcclBackend final : public Backend {
   }
 
   MESHCOMM_HOT std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override {
-    return start_nccl_collective(*channel_, args, size(), call_site(args.label, -1));
+    return start_nccl_collective(*channel_, args, size(), site(args.label, -1));
   }
   // NcclBackend is final, so the start_native() below binds directly.
   MESHCOMM_HOT std::shared_ptr<WorkState> try_start_native(const CollectiveArgs& args) override {
@@ -69,6 +69,11 @@ class NcclBackend final : public Backend {
   }
 
  private:
+  /// Where an operation is issued; "nccl" written out keeps a lookup off the per-call path.
+  [[nodiscard]] NcclCallSite site(OperationLabel label, int peer) const {
+    return {.label = label, .rank = rank_, .peer = peer, .backend = "nccl"};
+  }
+
   /// meshcomm's own messages that name no stream use the channel's; a user's, the one given
   /// (none: the legacy default stream).
   [[nodiscard]] cudaStream_t stream_for(Lane lane, StreamRef stream) const noexcept {
