@@ -23,6 +23,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -47,14 +48,16 @@ struct Variant {
 
 /// Page-aligned host memory, filled with `value`.
 struct PageBuffer {
-  PageBuffer(std::size_t bytes, unsigned char value)
-      : data(static_cast<std::byte*>(std::aligned_alloc(4096, std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096)))) {
+  PageBuffer(std::size_t bytes, unsigned char value) {
+    const std::size_t pages = std::max<std::size_t>((bytes + 4095) / 4096, 1);
+    data = static_cast<std::byte*>(std::aligned_alloc(4096, pages * 4096));
+    if (data == nullptr) throw std::bad_alloc();
     std::memset(data, value, bytes);
   }
   ~PageBuffer() { std::free(data); }
   PageBuffer(const PageBuffer&) = delete;
   PageBuffer& operator=(const PageBuffer&) = delete;
-  std::byte* data;
+  std::byte* data = nullptr;
 };
 
 double median(std::vector<double> values) {
@@ -103,8 +106,12 @@ int main(int argc, char** argv) {
   app.add_option("-f,--stepfactor", factor, "multiply the size by this much each step")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
-  app.add_option("-n,--iters", iterations, "calls per variant per round")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("-r,--rounds", rounds, "rounds; the median is reported")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("-n,--iters", iterations, "calls per variant per round")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("-r,--rounds", rounds, "rounds; the median is reported")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--json", json_path, "also write the results to this JSON file");
   CLI11_PARSE(app, argc, argv);
 
@@ -119,8 +126,14 @@ int main(int argc, char** argv) {
   try {
     min_bytes = meshcomm::perf::parse_size(min_text);
     max_bytes = meshcomm::perf::parse_size(max_text);
-    if (min_bytes < static_cast<std::size_t>(size)) throw std::invalid_argument("-b must be at least one byte per rank");
-    if (max_bytes < min_bytes) throw std::invalid_argument("-e must not be smaller than -b");
+    if (min_bytes < static_cast<std::size_t>(size)) {
+      throw std::invalid_argument(fmt::format("-b {} leaves less than a byte per rank for {} ranks; give at least {}",
+                                              min_text, size, size));
+    }
+    if (max_bytes < min_bytes) {
+      throw std::invalid_argument(fmt::format("-e {} is smaller than -b {}; give -e at least {}", max_text, min_text,
+                                              min_bytes));
+    }
   } catch (const std::invalid_argument& error) {
     if (rank == 0) fmt::print(stderr, "memory_floor_perf: {}\n", error.what());
     MPI_Comm_free(&raw);
