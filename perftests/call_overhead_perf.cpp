@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 
@@ -26,10 +27,7 @@ struct Variant {
   std::function<void()> call;
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using meshcomm::perf::median;
 
 }  // namespace
 

@@ -26,6 +26,7 @@
 
 #include "engine/plot.hpp"
 #include "engine/side_by_side.hpp"
+#include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh.hpp"
@@ -67,12 +68,6 @@ LayerCase parse_case(const std::string& name, const layers::ModelConfig& base) {
     layer_case.config.shard = layers::parse_attention_shard(how);
   }
   return layer_case;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 int run(int argc, char** argv) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/perf_options.hpp"
+#include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "streaming_copy.hpp"
@@ -37,6 +38,8 @@
 namespace {
 
 using meshcomm::detail::StoreWidth;
+using meshcomm::perf::median;
+using meshcomm::perf::paired_speedup;
 
 struct Variant {
   std::string name;
@@ -60,25 +63,18 @@ struct PageBuffer {
   std::byte* data = nullptr;
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-/// Variant `v`'s paired speedup over Open MPI at its placement: in each round, the faster native
-/// all-gather's time over `v`'s, and the median of those ratios.
-double paired_speedup(const std::vector<Variant>& variants, const std::vector<std::vector<double>>& per_call,
-                      std::size_t v) {
-  std::vector<double> ratios;
-  for (std::size_t round = 0; round < per_call[v].size(); ++round) {
-    double native = 0;
-    for (std::size_t n = 0; n < variants.size(); ++n) {
-      if (!variants[n].native || variants[n].in_place != variants[v].in_place) continue;
-      native = native == 0 ? per_call[n][round] : std::min(native, per_call[n][round]);
+/// Variant `v`'s speedup over Open MPI at its placement (paired_speedup()), against the faster
+/// native all-gather of each round.
+double speedup_over_native(const std::vector<Variant>& variants, const std::vector<std::vector<double>>& per_call,
+                           std::size_t v) {
+  std::vector<double> native(per_call[v].size(), 0.0);
+  for (std::size_t n = 0; n < variants.size(); ++n) {
+    if (!variants[n].native || variants[n].in_place != variants[v].in_place) continue;
+    for (std::size_t round = 0; round < native.size(); ++round) {
+      native[round] = native[round] == 0 ? per_call[n][round] : std::min(native[round], per_call[n][round]);
     }
-    ratios.push_back(native / per_call[v][round]);
   }
-  return median(ratios);
+  return paired_speedup(native, per_call[v]);
 }
 
 /// Writes `bytes` at `to` with streaming stores from a small source that stays in the cache:
@@ -232,7 +228,7 @@ int main(int argc, char** argv) {
     for (std::size_t v = 0; v < variants.size(); ++v) {
       const double us = median(per_call[v]);
       const double gbps = static_cast<double>(bytes) / us / 1e3;
-      const double speedup = paired_speedup(variants, per_call, v);
+      const double speedup = speedup_over_native(variants, per_call, v);
       if (rank == 0) {
         fmt::print("{:>12} {:<24} {:>11.1f} {:>9.2f} {:>10.2f}x  {}\n", bytes, variants[v].name, us, gbps, speedup,
                    variants[v].what);

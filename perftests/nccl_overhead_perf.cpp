@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/perf_options.hpp"
+#include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/cuda_interop.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
@@ -40,10 +41,7 @@ void check_nccl(ncclResult_t result, const char* what) {
   if (result != ncclSuccess) throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(result)));
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using meshcomm::perf::median;
 
 /// Microseconds per call of `calls` (which queues `iterations` calls on `stream`), by events.
 double microseconds_per_call(cudaStream_t stream, int iterations, const std::function<void()>& calls) {

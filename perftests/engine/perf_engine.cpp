@@ -17,6 +17,7 @@
 #include "meshcomm/error.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "perf_operation.hpp"
+#include "statistics.hpp"
 #include "perf_options.hpp"
 #include "verifiable/device_staging.hpp"
 
@@ -141,7 +142,7 @@ class Sweep {
         }
       }
       std::vector<std::pair<Measurement, Measurement>> row(variants_.size());
-      for (auto& slot : slots) slot.speedup = paired_speedup(slot, slots);
+      for (auto& slot : slots) slot.speedup = speedup_over_native(slot, slots);
       for (auto& slot : slots) {
         select(slot.variant);
         const auto measurement = summarize(slot, counts);
@@ -179,24 +180,18 @@ class Sweep {
     double speedup = 0;
   };
 
-  /// `slot`'s speedup over native at its placement: in each repeat, the fastest native variant's
-  /// time (on either kind of buffer) over the slot's, and the median of those ratios. Each ratio
-  /// pairs calls measured moments apart, so drift between repeats (this kind of machine's memory
-  /// bandwidth can halve for seconds) cancels out instead of landing on one column. 0 without a
-  /// native variant.
-  [[nodiscard]] double paired_speedup(const Slot& slot, const std::vector<Slot>& slots) const {
-    std::vector<double> ratios;
-    for (std::size_t repeat = 0; repeat < slot.times_us.size(); ++repeat) {
-      double native = 0;
-      for (const auto& other : slots) {
-        if (variants_[other.variant].algorithm != "native" || other.in_place != slot.in_place) continue;
-        native = native == 0 ? other.times_us[repeat] : std::min(native, other.times_us[repeat]);
+  /// `slot`'s speedup over native at its placement (paired_speedup() in statistics.hpp), against
+  /// the fastest native variant of each repeat (native on either kind of buffer). 0 without one.
+  [[nodiscard]] double speedup_over_native(const Slot& slot, const std::vector<Slot>& slots) const {
+    std::vector<double> native(slot.times_us.size(), 0.0);
+    for (const auto& other : slots) {
+      if (variants_[other.variant].algorithm != "native" || other.in_place != slot.in_place) continue;
+      for (std::size_t repeat = 0; repeat < native.size(); ++repeat) {
+        const double time = other.times_us[repeat];
+        native[repeat] = native[repeat] == 0 ? time : std::min(native[repeat], time);
       }
-      if (native > 0 && slot.times_us[repeat] > 0) ratios.push_back(native / slot.times_us[repeat]);
     }
-    if (ratios.empty()) return 0;
-    std::sort(ratios.begin(), ratios.end());
-    return ratios[ratios.size() / 2];
+    return paired_speedup(native, slot.times_us);
   }
 
   /// Makes variant `v` the one that the next calls measure.
@@ -353,7 +348,7 @@ class Sweep {
     return name;
   }
 
-  /// One table row; with several variants, also the speedup over native (paired_speedup()).
+  /// One table row; with several variants, also the speedup over native (speedup_over_native()).
   void print_row(const PerfCounts& counts, std::size_t v, const std::vector<std::pair<Measurement, Measurement>>& row)
       const {
     if (comm_.rank() != 0) return;

@@ -1,0 +1,30 @@
+#pragma once
+
+// The summaries every perftest reports: medians, and speedups measured in turns.
+
+#include <algorithm>
+#include <vector>
+
+namespace meshcomm::perf {
+
+/// The median of `values` (the upper middle one of an even count); 0 for none.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// How many times faster a variant is than its baseline when the two were timed in turns:
+/// the median over repeats of baseline[r] / variant[r]. Each ratio pairs calls measured moments
+/// apart, so drift between repeats (this kind of machine's memory bandwidth can halve for seconds)
+/// cancels out instead of landing on one side. Repeats where either time is missing (0) are left
+/// out; 0 when none is left.
+inline double paired_speedup(const std::vector<double>& baseline, const std::vector<double>& variant) {
+  std::vector<double> ratios;
+  for (std::size_t repeat = 0; repeat < std::min(baseline.size(), variant.size()); ++repeat) {
+    if (baseline[repeat] > 0 && variant[repeat] > 0) ratios.push_back(baseline[repeat] / variant[repeat]);
+  }
+  return median(std::move(ratios));
+}
+
+}  // namespace meshcomm::perf
