@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "ops/gradient_mutation.hpp"
+
 namespace meshcomm::layers {
 
 namespace {
@@ -95,6 +97,7 @@ void block_attention_backward(const T* queries, const std::int64_t* query_positi
   const std::size_t heads = shape.heads;
   const std::size_t dim = shape.head_dim;
   const T scale = T(1) / std::sqrt(static_cast<T>(dim));
+  const T row_term = active_gradient_mutation() == GradientMutation::drop_softmax_row_term ? T(0) : T(1);
   for (std::size_t q = 0; q < shape.query_rows; ++q) {
     for (std::size_t h = 0; h < heads; ++h) {
       const T row_lse = lse[q * heads + h];
@@ -105,7 +108,7 @@ void block_attention_backward(const T* queries, const std::int64_t* query_positi
         const std::size_t key_at = (k * heads + h) * dim;
         const T probability = std::exp(dot(queries + at, keys + key_at, dim) * scale - row_lse);
         const T d_probability = dot(d_out + at, values + key_at, dim);
-        const T d_score = probability * (d_probability - delta[q * heads + h]) * scale;
+        const T d_score = probability * (d_probability - row_term * delta[q * heads + h]) * scale;
         for (std::size_t d = 0; d < dim; ++d) {
           d_values[key_at + d] += probability * d_out[at + d];
           d_queries[at + d] += d_score * keys[key_at + d];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/gradient_mutation.hpp"
 #include "ops/linear.hpp"
 #include "ops/rms_norm.hpp"
 #include "ops/silu.hpp"
@@ -165,6 +166,7 @@ void block_backward(const BlockContext& context, const float* parameters, BlockA
   all_reduce_sum(context.tp, d_normed.data(), d_normed.size(), tensor_parallel_volume(context));
   rms_norm_backward(saved.x.data(), tensor(context, parameters, norm1), saved.inverse_rms.data(), d_normed.data(),
                     d_x, tensor(context, d_parameters, norm1), n.rows, n.width);
+  if (active_gradient_mutation() == GradientMutation::drop_residual) return;
   for (std::size_t i = 0; i < n.rows * n.width; ++i) d_x[i] += d_mid[i];
 }
 
