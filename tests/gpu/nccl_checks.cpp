@@ -114,9 +114,8 @@ void check_nccl_split(Communicator& comm) {
 
 void check_nccl_timeout_aborts(Communicator& comm) {
   auto buffer = verifiable::device_bytes(64);
-  const auto started = std::chrono::steady_clock::now();
   try {
-    // Nobody sends this: the wait must end in an error, not hang.
+    // Nobody sends this: the wait must end in an error, not hang (a hang fails by ctest's timeout).
     comm.irecv(BufferView(buffer.get(), 16, DataType::f32, MemoryKind::cuda), comm.rank(), 5)
         .wait(std::chrono::milliseconds(500));
     ADD_FAILURE() << "a receive with no sender completed";
@@ -124,7 +123,6 @@ void check_nccl_timeout_aborts(Communicator& comm) {
     EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::backend_failure) << error.what();
     EXPECT_NE(std::string(error.what()).find("abort"), std::string::npos) << error.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
   try {
     comm.all_reduce(ConstBufferView(buffer.get(), 4, DataType::f32, MemoryKind::cuda),
                     BufferView(buffer.get(), 4, DataType::f32, MemoryKind::cuda))
