@@ -86,6 +86,7 @@ Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stre
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
+  impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
   return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream));
 }
@@ -96,6 +97,7 @@ Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
+  impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
   return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream));
 }

@@ -43,6 +43,8 @@ class CallChecker {
   CallChecker& buffers(ConstBufferView input, BufferView output) {
     comm_.check_buffer(input.data, input.count, input.memory, args_.label, "input");
     comm_.check_buffer(output.data, output.count, output.memory, args_.label, "output");
+    comm_.check_extent(input.count, input.type, args_.label, "input");
+    comm_.check_extent(output.count, output.type, args_.label, "output");
     if (input.memory != output.memory) [[unlikely]] {
       fail(fmt::format("input is {} memory but output is {} memory; both must be in the same memory",
                        to_string(input.memory), to_string(output.memory)));
@@ -58,6 +60,19 @@ class CallChecker {
 
   CallChecker& count(const char* what, std::size_t actual, std::size_t expected, const char* rule) {
     if (actual != expected) [[unlikely]] fail(fmt::format("{} is {} but must be {} ({})", what, actual, expected, rule));
+    return *this;
+  }
+
+  /// `actual` must be `base` times the communicator size, a product that must not wrap.
+  CallChecker& count_times_size(const char* what, std::size_t actual, const char* base_name, std::size_t base) {
+    std::size_t expected = 0;
+    if (__builtin_mul_overflow(base, static_cast<std::size_t>(comm_.size()), &expected)) [[unlikely]] {
+      fail(fmt::format("{} = {} times the communicator size {} is more elements than a buffer can hold", base_name,
+                       base, comm_.size()));
+    }
+    if (actual != expected) [[unlikely]] {
+      fail(fmt::format("{} is {} but must be {} ({} times the communicator size)", what, actual, expected, base_name));
+    }
     return *this;
   }
 
@@ -96,7 +111,7 @@ const void* block_at(const void* base, int rank, std::size_t block_bytes) {
 MESHCOMM_HOT Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
   CallChecker call(*impl_, CollectiveKind::all_gather);
   call.buffers(input, output)
-      .count("output.count", output.count, input.count * impl_->size(), "input.count times the communicator size")
+      .count_times_size("output.count", output.count, "input.count", input.count)
       .place(block_at(output.data, impl_->rank(), input.bytes()), "input at this rank's block of output");
   return call.start(options.algorithm, options.stream);
 }
@@ -104,7 +119,7 @@ MESHCOMM_HOT Work Communicator::all_gather(ConstBufferView input, BufferView out
 MESHCOMM_HOT Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
   CallChecker call(*impl_, CollectiveKind::reduce_scatter);
   call.buffers(input, output)
-      .count("input.count", input.count, output.count * impl_->size(), "output.count times the communicator size");
+      .count_times_size("input.count", input.count, "output.count", output.count);
   call.args().in_place = output.data == block_at(input.data, impl_->rank(), output.bytes()) && output.count > 0;
   if (!call.args().in_place && overlaps(input.data, input.bytes(), output.data, output.bytes())) {
     call.fail("input and output overlap, which is only allowed in place (output at this rank's block of input)");
@@ -147,10 +162,11 @@ MESHCOMM_HOT Work Communicator::all_to_allv(ConstBufferView input, BufferView ou
                             name, name, counts.size(), offsets.size(), ranks));
     }
     for (std::size_t peer = 0; peer < ranks; ++peer) {
-      if (offsets[peer] + counts[peer] > capacity) {
-        call.fail(fmt::format("layout.{}_offsets[{}] + layout.{}_counts[{}] = {} is past the end of the {} buffer "
-                              "({} elements)",
-                              name, peer, name, peer, offsets[peer] + counts[peer],
+      // Compared without the sum, which could wrap.
+      if (counts[peer] > capacity || offsets[peer] > capacity - counts[peer]) {
+        call.fail(fmt::format("layout.{}_offsets[{}] = {} + layout.{}_counts[{}] = {} is past the end of the {} "
+                              "buffer ({} elements)",
+                              name, peer, offsets[peer], name, peer, counts[peer],
                               name[0] == 's' ? "input" : "output", capacity));
       }
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "device/device_runtime.hpp"
 #include "environment.hpp"
 
@@ -66,6 +68,18 @@ void CommunicatorImpl::check_tag(int tag, OperationLabel label) const {
   if (tag < 0 || tag > backend_->max_tag()) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("tag = {} is out of range; valid tags are 0..{}", tag, backend_->max_tag()),
+                context(label));
+  }
+}
+
+void CommunicatorImpl::check_extent_fully(std::size_t count, DataType type, OperationLabel label,
+                                          const char* argument) const {
+  const std::size_t largest = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / size_of(type);
+  if (count > largest) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}.count = {} elements of {} would be more bytes than any buffer can hold; at most {} "
+                            "elements of {}",
+                            argument, count, to_string(type), largest, to_string(type)),
                 context(label));
   }
 }

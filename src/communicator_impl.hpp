@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -73,6 +74,12 @@ class CommunicatorImpl {
     }
   }
 
+  /// Throws Error(invalid_argument) unless `count` elements of `type` are a size a buffer can have:
+  /// their bytes must not wrap. Inline and one comparison: on every call's path.
+  void check_extent(std::size_t count, DataType type, OperationLabel label, const char* argument) const {
+    if (count > kCountsThatCannotWrap) [[unlikely]] check_extent_fully(count, type, label, argument);
+  }
+
   /// A backend driven from the host touches CUDA buffers as soon as an operation starts: waits
   /// for `stream`'s earlier work first. Stream-ordered backends queue behind it instead.
   void order_after_stream(MemoryKind memory, StreamRef stream) const;
@@ -89,6 +96,10 @@ class CommunicatorImpl {
  private:
   void check_buffer_fully(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
                           const char* argument) const;
+  void check_extent_fully(std::size_t count, DataType type, OperationLabel label, const char* argument) const;
+
+  /// Counts up to which no type's bytes can pass PTRDIFF_MAX (no element is larger than 8 bytes).
+  static constexpr std::size_t kCountsThatCannotWrap = std::numeric_limits<std::ptrdiff_t>::max() / 8;
 
   std::unique_ptr<Backend> backend_;
   // What every call reads, kept together at the front so that a call touches few cache lines,

@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <span>
 #include <numeric>
 
 #include <fmt/format.h>
 
+#include "harness/expect_error.hpp"
 #include "verifiable/device_staging.hpp"
 #include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
@@ -230,6 +233,46 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
     return false;
   }
   return wrong == 0;
+}
+
+void check_counts_that_would_wrap(Communicator& comm) {
+  std::vector<float> small(8 * static_cast<std::size_t>(comm.size()), 1.0F), out(small.size());
+  auto refused = [&](const char* what, const char* fragment, auto&& call) {
+    const Error error = expect_error(call);
+    EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << what << ": " << error.what();
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << what << ": " << error.what();
+  };
+  constexpr std::size_t kHalf = std::size_t{1} << 63;
+  // 2^63 elements of f32 are 2^65 bytes.
+  refused("all_gather input", "input.count = 9223372036854775808 elements of f32", [&] {
+    (void)comm.all_gather(ConstBufferView(small.data(), kHalf, DataType::f32), BufferView(out.data(), 0, DataType::f32));
+  });
+  refused("reduce_scatter input", "input.count = 9223372036854775808 elements of f32", [&] {
+    (void)comm.reduce_scatter(ConstBufferView(small.data(), kHalf, DataType::f32),
+                              BufferView(out.data(), kHalf / 2, DataType::f32));
+  });
+  // Bytes that fit, but a count times the size that wraps (from three ranks on: with two, a count
+  // whose bytes fit in a ptrdiff_t cannot wrap when doubled).
+  if (comm.size() > 2) {
+    const std::size_t wraps = (std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(comm.size())) + 1;
+    refused("all_gather count times size", "times the communicator size", [&] {
+      (void)comm.all_gather(ConstBufferView(small.data(), wraps, DataType::u8), BufferView(out.data(), 0, DataType::u8));
+    });
+  }
+  // Offsets whose sum with the count wraps to inside the buffer.
+  std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), 1), offsets(counts.size(), 0);
+  const std::vector<std::size_t> zeros(counts.size(), 0);
+  offsets.back() = std::numeric_limits<std::size_t>::max();
+  refused("all_to_allv offsets", "is past the end of the input buffer", [&] {
+    (void)comm.all_to_allv(small, out,
+                           {.send_counts = counts, .send_offsets = offsets, .recv_counts = counts, .recv_offsets = zeros});
+  });
+  // Still usable.
+  for (std::size_t i = 0; i < 8; ++i) small[i] = static_cast<float>(comm.rank());
+  comm.all_gather(std::span<const float>(small.data(), 8), std::span<float>(out.data(), out.size())).wait();
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    EXPECT_EQ(out[static_cast<std::size_t>(rank) * 8], static_cast<float>(rank)) << "block of rank " << rank;
+  }
 }
 
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory) {

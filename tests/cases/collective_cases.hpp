@@ -36,6 +36,10 @@ std::vector<CollectiveCase> collective_matrix(const Communicator& comm, Collecti
 /// the case (`skipped` is then set).
 bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped);
 
+/// Counts whose bytes, or whose product with the communicator size, would wrap size_t are
+/// refused on every rank, naming the argument, before anything moves; the communicator stays usable.
+void check_counts_that_would_wrap(Communicator& comm);
+
 /// Runs the whole matrix of `kind` on buffers in `memory` and fails if no case ran.
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory = MemoryKind::host);
 

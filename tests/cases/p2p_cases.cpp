@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/expect_error.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::testing {
@@ -24,17 +25,6 @@ std::vector<std::int32_t> stamped(int rank, int tag, std::size_t count) {
 
 int right_of(const Communicator& comm) { return (comm.rank() + 1) % comm.size(); }
 int left_of(const Communicator& comm) { return (comm.rank() - 1 + comm.size()) % comm.size(); }
-
-template <class Call>
-Error expect_error(Call&& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected a meshcomm::Error";
-  return Error(ErrorCode::internal, "no error was thrown");
-}
 
 }  // namespace
 
@@ -163,6 +153,11 @@ void check_argument_errors(Communicator& comm) {
   EXPECT_TRUE(device_data.code() == ErrorCode::unsupported || device_data.code() == ErrorCode::invalid_argument)
       << device_data.what();
   EXPECT_NE(std::string(device_data.what()).find("cuda memory"), std::string::npos) << device_data.what();
+  // 2^62 f32 elements are 2^64 bytes, which wrap to 0: refused before anything is sent.
+  auto wrapping = expect_error([&] { (void)comm.isend(ConstBufferView(data.data(), std::size_t{1} << 62, DataType::f32), 0, 1); });
+  EXPECT_EQ(wrapping.code(), ErrorCode::invalid_argument);
+  EXPECT_NE(std::string(wrapping.what()).find("data.count = 4611686018427387904 elements of f32"), std::string::npos)
+      << wrapping.what();
   auto bad_color = expect_error([&] { (void)comm.split(-2, 0); });
   EXPECT_NE(std::string(bad_color.what()).find("color = -2"), std::string::npos) << bad_color.what();
   // Still usable.

@@ -18,6 +18,7 @@ TEST(MpiCollectives, AllReduce) { check_collective_matrix(mpi_world(), Collectiv
 TEST(MpiCollectives, AllToAll) { check_collective_matrix(mpi_world(), CollectiveKind::all_to_all); }
 TEST(MpiCollectives, AllToAllv) { check_collective_matrix(mpi_world(), CollectiveKind::all_to_allv); }
 TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), CollectiveKind::broadcast); }
+TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
 
 }  // namespace
 }  // namespace meshcomm::testing

@@ -17,6 +17,10 @@ TEST_P(InprocCollectives, ExactResults) {
   run_ranks(size, [kind = kind](Communicator& comm) { check_collective_matrix(comm, kind); });
 }
 
+TEST(InprocCollectives, CountsThatWouldWrapAreRefused) {
+  for (int size : {1, 2, 3}) run_ranks(size, check_counts_that_would_wrap);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Matrix, InprocCollectives,
     ::testing::Combine(::testing::Values(CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
