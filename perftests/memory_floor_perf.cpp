@@ -120,8 +120,8 @@ int main(int argc, char** argv) {
   std::size_t min_bytes = 0;
   std::size_t max_bytes = 0;
   try {
-    min_bytes = meshcomm::perf::parse_size(min_text);
-    max_bytes = meshcomm::perf::parse_size(max_text);
+    min_bytes = meshcomm::perf::parse_size(min_text, "-b");
+    max_bytes = meshcomm::perf::parse_size(max_text, "-e");
     if (min_bytes < static_cast<std::size_t>(size)) {
       throw std::invalid_argument(fmt::format("-b {} leaves less than a byte per rank for {} ranks; give at least {}",
                                               min_text, size, size));

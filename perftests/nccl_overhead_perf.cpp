@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     ncclComm_t raw_nonblocking = raw_communicator(rank, size, false);
     cudaStream_t stream = nullptr;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    const std::size_t largest = meshcomm::perf::parse_size(max_bytes);
+    const std::size_t largest = meshcomm::perf::parse_size(max_bytes, "-e");
     void* input = nullptr;
     void* output = nullptr;
     check_cuda(cudaMalloc(&input, largest), "cudaMalloc");
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
                  "ratio");
     }
     nlohmann::json records = nlohmann::json::array();
-    for (std::size_t bytes = meshcomm::perf::parse_size(min_bytes); bytes <= largest;
+    for (std::size_t bytes = meshcomm::perf::parse_size(min_bytes, "-b"); bytes <= largest;
          bytes = std::max(bytes + 1, static_cast<std::size_t>(static_cast<double>(bytes) * factor))) {
       auto raw_calls = [&](ncclComm_t on, int n) {
         for (int i = 0; i < n; ++i) {

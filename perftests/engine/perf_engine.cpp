@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <limits>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -32,12 +34,17 @@ namespace {
 class PerfBuffer {
  public:
   PerfBuffer(const Communicator& comm, std::size_t bytes, bool user_buffers, MemoryKind memory) {
+    if (bytes > std::numeric_limits<std::size_t>::max() - 4095) {
+      throw std::length_error(fmt::format("a buffer of {} bytes is more than this machine can address", bytes));
+    }
     size_ = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
     const std::size_t size = size_;
     if (memory == MemoryKind::cuda) device_ = verifiable::device_bytes(size);
     if (user_buffers || memory == MemoryKind::cuda) {
       plain_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, size)));
-      if (plain_ == nullptr) throw std::bad_alloc();
+      if (plain_ == nullptr) {
+        throw std::runtime_error(fmt::format("could not allocate a buffer of {} bytes; give a smaller -e", size));
+      }
       data_ = plain_.get();
     } else {
       shared_ = comm.allocate_shared(size);
@@ -442,7 +449,7 @@ int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
     MpiBootstrap bootstrap;
     auto comm = Communicator::create(bootstrap, {.backend = options->backend});
     return Sweep(operation, *options, comm).run() == 0 ? 0 : 1;
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     fmt::print(stderr, "{}: rank {}: {}\n", program, rank, error.what());
     return 1;
   }

@@ -1,8 +1,12 @@
 #include "perf_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <array>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <cctype>
 #include <stdexcept>
 #include <utility>
@@ -21,21 +25,29 @@ const std::array<std::pair<const char*, DataType>, 20> kTypeNames = {{
 
 }  // namespace
 
-std::size_t parse_size(const std::string& text) {
-  std::size_t end = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &end);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("'" + text + "' is not a size; give bytes such as 8, 64K, 1M or 2G");
+std::size_t parse_size(const std::string& text, std::string_view option) {
+  const auto fail = [&](std::string_view why) {
+    throw std::invalid_argument(fmt::format("{} {} {}; give a whole number of bytes with an optional unit K, M or G "
+                                            "(powers of 1024), such as 8, 64K, 1M or 2G",
+                                            option, text, why));
+  };
+  std::uint64_t value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  // from_chars takes digits only: no sign, no spaces, so "-1" is not read as 2^64 - 1.
+  const auto [unit_at, error] = std::from_chars(first, last, value);
+  if (error == std::errc::invalid_argument) fail("is not a size");
+  if (error == std::errc::result_out_of_range) fail("is more bytes than a size can hold (at most 2^64 - 1)");
+  const std::string_view unit(unit_at, static_cast<std::size_t>(last - unit_at));
+  unsigned shift = 0;
+  if (unit == "K" || unit == "k") shift = 10;
+  else if (unit == "M" || unit == "m") shift = 20;
+  else if (unit == "G" || unit == "g") shift = 30;
+  else if (!unit.empty()) fail("has an unknown unit '" + std::string(unit) + "'");
+  if (value > (std::numeric_limits<std::size_t>::max() >> shift)) {
+    fail("is more bytes than a size can hold (at most 2^64 - 1)");
   }
-  std::string unit = text.substr(end);
-  unsigned long long scale = 1;
-  if (unit == "K" || unit == "k") scale = 1ULL << 10;
-  else if (unit == "M" || unit == "m") scale = 1ULL << 20;
-  else if (unit == "G" || unit == "g") scale = 1ULL << 30;
-  else if (!unit.empty()) throw std::invalid_argument("'" + text + "' has an unknown unit; use K, M or G");
-  return static_cast<std::size_t>(value * scale);
+  return static_cast<std::size_t>(value) << shift;
 }
 
 std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string_view program, bool quiet,
@@ -85,9 +97,9 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
       ->capture_default_str()->check(CLI::IsMember({"shared", "user", "both"}));
   try {
     app.parse(argc, argv);
-    options.min_bytes = parse_size(min_bytes);
-    options.max_bytes = parse_size(max_bytes);
-    options.step_bytes = parse_size(step_bytes);
+    options.min_bytes = parse_size(min_bytes, "-b");
+    options.max_bytes = parse_size(max_bytes, "-e");
+    options.step_bytes = parse_size(step_bytes, "-i");
     if (options.max_bytes < options.min_bytes) throw std::invalid_argument("-e must not be smaller than -b");
   } catch (const CLI::ParseError& error) {
     exit_code = quiet ? (error.get_exit_code() == 0 ? 0 : 2) : app.exit(error);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "meshcomm/communicator.hpp"
@@ -40,7 +41,9 @@ struct PerfOptions {
 std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string_view program, bool quiet,
                                               int& exit_code);
 
-/// Parses "8", "64K", "1M", "2G" (powers of 1024). Throws std::invalid_argument naming the text.
-std::size_t parse_size(const std::string& text);
+/// Parses "8", "64K", "1M", "2G" (powers of 1024) given to `option` (such as "-b"). Throws
+/// std::invalid_argument naming the option and the text for anything else: a sign, a fraction, an
+/// unknown unit, or more bytes than a size_t holds.
+std::size_t parse_size(const std::string& text, std::string_view option);
 
 }  // namespace meshcomm::perf
