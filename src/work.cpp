@@ -1,8 +1,10 @@
 #include "meshcomm/work.hpp"
 
 #include <algorithm>
+#include <string>
 #include <thread>
 
+#include "meshcomm/error.hpp"
 #include "work_state.hpp"
 
 namespace meshcomm {
@@ -10,6 +12,12 @@ namespace meshcomm {
 bool Work::test() { return state_ == nullptr || state_->test(); }
 
 void Work::wait(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0) [[unlikely]] {
+    throw Error(ErrorCode::invalid_argument,
+                "wait(timeout = " + std::to_string(timeout.count()) +
+                    " ms): a timeout must be positive, or zero for the communicator's default; the operation is "
+                    "still pending");
+  }
   if (state_ == nullptr) return;
   state_->wait_until(detail::deadline_after(timeout.count() > 0 ? timeout : default_timeout_));
 }

@@ -1,6 +1,7 @@
 #include "meshcomm/topology.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <map>
 
@@ -77,13 +78,28 @@ NodeInfo Topology::node_from_xml(const std::string& path) { return detail::load_
 NodeInfo Topology::this_node() { return detail::discover_node(); }
 RankBinding Topology::this_binding() { return detail::discover_binding(); }
 
+namespace {
+
+/// This rank's node: from the hwloc XML file MESHCOMM_TOPOLOGY_XML names, or discovered.
+NodeInfo node_from_environment() {
+  const auto path = detail::environment_variable("MESHCOMM_TOPOLOGY_XML");
+  if (!path) return Topology::this_node();
+  try {
+    return Topology::node_from_xml(std::string(*path));
+  } catch (const Error& error) {
+    throw Error(error.code(), fmt::format("MESHCOMM_TOPOLOGY_XML = '{}': {}", *path, error.message()),
+                error.context());
+  }
+}
+
+}  // namespace
+
 Topology Topology::discover(Communicator& world) {
-  NodeInfo mine = detail::environment_variable("MESHCOMM_TOPOLOGY_XML")
-                      ? node_from_xml(std::string(*detail::environment_variable("MESHCOMM_TOPOLOGY_XML")))
-                      : this_node();
+  NodeInfo mine = node_from_environment();
   if (auto simulate = detail::environment_variable("MESHCOMM_SIMULATE_NODES")) {
-    const int nodes = std::atoi(std::string(*simulate).c_str());
-    if (nodes < 1 || nodes > world.size()) {
+    int nodes = 0;
+    const auto [end, error] = std::from_chars(simulate->data(), simulate->data() + simulate->size(), nodes);
+    if (error != std::errc{} || end != simulate->data() + simulate->size() || nodes < 1 || nodes > world.size()) {
       throw topology_error(fmt::format("MESHCOMM_SIMULATE_NODES = '{}' must be a number of nodes from 1 to {}",
                                        *simulate, world.size()));
     }

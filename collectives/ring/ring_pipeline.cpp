@@ -48,6 +48,11 @@ RingTransfer resolve_transfer(const CommunicatorImpl& comm, const RingPipelineSp
 class RingPipelineImpl {
  public:
   RingPipelineImpl(Communicator& comm, const RingPipelineSpec& spec) : comm_(comm.impl()) {
+    if (spec.block_bytes == 0) {
+      throw Error(ErrorCode::invalid_argument,
+                  "spec.block_bytes = 0: a ring's block must hold at least one byte (K and V of this rank's rows)",
+                  comm_.context(comm_.begin("RingPipeline::create")));
+    }
     const int rank = comm.rank();
     const int size = comm.size();
     const bool forward = spec.direction == RingDirection::forward;

@@ -43,7 +43,7 @@ MESHCOMM_API std::string_view to_string(RingTransfer transfer) noexcept;
 /// pipeline are collective (buffers and events are exchanged, and freed only once no neighbour
 /// reads them).
 struct RingPipelineSpec {
-  std::size_t block_bytes = 0;  ///< bytes of one block (e.g. K and V packed together)
+  std::size_t block_bytes = 0;  ///< bytes of one block (e.g. K and V packed together); at least 1
   RingDirection direction = RingDirection::forward;
   /// Drive transfers from a background thread, so they progress while the caller computes
   /// (on by default; off, they progress when waited on). Host memory with messages only.
@@ -71,7 +71,8 @@ struct RingPipelineSpec {
 /// ```
 class MESHCOMM_API RingPipeline {
  public:
-  /// Local: allocates the two buffers. The communicator must outlive the pipeline.
+  /// Local: allocates the two buffers. The communicator must outlive the pipeline. Throws
+  /// Error(invalid_argument) naming the field for a `block_bytes` of 0.
   static RingPipeline create(Communicator& comm, const RingPipelineSpec& spec);
 
   RingPipeline(RingPipeline&&) noexcept;

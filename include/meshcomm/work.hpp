@@ -40,7 +40,8 @@ class [[nodiscard]] MESHCOMM_API Work {
 
   /// Blocks until the operation is complete; throws its `Error` if it failed, or an `Error` with
   /// `ErrorCode::timeout` naming the operation and peer after `timeout` (zero: the
-  /// communicator's default, from `CommOptions::timeout` or `MESHCOMM_TIMEOUT`).
+  /// communicator's default, from `CommOptions::timeout` or `MESHCOMM_TIMEOUT`). A negative
+  /// timeout is `ErrorCode::invalid_argument`, and the operation stays pending.
   void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
 
   /// The timeout `wait()` uses when given none.

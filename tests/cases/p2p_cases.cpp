@@ -158,6 +158,18 @@ void check_argument_errors(Communicator& comm) {
   EXPECT_EQ(wrapping.code(), ErrorCode::invalid_argument);
   EXPECT_NE(std::string(wrapping.what()).find("data.count = 4611686018427387904 elements of f32"), std::string::npos)
       << wrapping.what();
+  auto negative_wait = expect_error([&] {
+    std::vector<float> incoming(4);
+    auto receive = comm.irecv(incoming, comm.rank(), 2);
+    comm.isend(data, comm.rank(), 2).wait();
+    try {
+      receive.wait(std::chrono::milliseconds(-5));
+    } catch (const Error&) {
+      receive.wait();  // still pending, and completes
+      throw;
+    }
+  });
+  EXPECT_NE(std::string(negative_wait.what()).find("timeout = -5 ms"), std::string::npos) << negative_wait.what();
   auto bad_color = expect_error([&] { (void)comm.split(-2, 0); });
   EXPECT_NE(std::string(bad_color.what()).find("color = -2"), std::string::npos) << bad_color.what();
   // Still usable.

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "harness/mpi_world.hpp"
+#include "meshcomm/error.hpp"
 #include "meshcomm/mesh.hpp"
 #include "meshcomm/topology.hpp"
 
@@ -46,6 +48,25 @@ TEST(MpiTopology, SimulatedNodesFromTheEnvironment) {
                            {.topology = shared});
   EXPECT_TRUE(mesh.report().warnings.empty()) << mesh.describe();
   world.barrier();
+}
+
+TEST(MpiTopology, BadEnvironmentIsRefusedNamingTheVariable) {
+  auto& world = mpi_world();
+  auto refused = [&](const char* variable, const char* value) {
+    ::setenv(variable, value, 1);
+    try {
+      (void)Topology::discover(world);
+      ADD_FAILURE() << variable << "=" << value << " was taken";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(std::string(variable) + " = '" + value + "'"), std::string::npos)
+          << error.what();
+    }
+    ::unsetenv(variable);
+  };
+  refused("MESHCOMM_SIMULATE_NODES", "2x");
+  refused("MESHCOMM_SIMULATE_NODES", "0");
+  refused("MESHCOMM_TOPOLOGY_XML", "/nonexistent/topology.xml");
+  world.barrier();  // still usable
 }
 
 }  // namespace

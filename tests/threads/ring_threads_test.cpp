@@ -56,6 +56,18 @@ INSTANTIATE_TEST_SUITE_P(Layouts, InprocRingAttention,
                                   (std::get<1>(param_info.param) ? "_causal" : "_full");
                          });
 
+TEST(InprocRing, EmptyBlockIsRejected) {
+  run_ranks(2, [](Communicator& comm) {
+    try {
+      (void)RingPipeline::create(comm, {.block_bytes = 0});
+      ADD_FAILURE() << "a ring of 0-byte blocks was created";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find("spec.block_bytes = 0"), std::string::npos) << error.what();
+    }
+  });
+}
+
 TEST(InprocRing, UnevenSequenceIsRejected) {
   try {
     (void)layers::layout_positions(layers::SequenceLayout::zigzag, 30, 4, 0);
