@@ -13,10 +13,17 @@ MpiBackend::MpiBackend(MPI_Comm user) : user_(user) {
   check_mpi(MPI_Comm_rank(user_, &rank_), "MPI_Comm_rank", where);
   check_mpi(MPI_Comm_size(user_, &size_), "MPI_Comm_size", where);
   check_mpi(MPI_Comm_dup(user_, &internal_), "MPI_Comm_dup", where);
-  int* upper_bound = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(user_, MPI_TAG_UB, &upper_bound, &found);
-  if (found != 0 && upper_bound != nullptr) max_tag_ = std::min(*upper_bound, (1 << 30) - 1);
+  // MPI attaches the tag bound to MPI_COMM_WORLD and it holds for every communicator; Open MPI
+  // does not repeat it on communicators made by MPI_Comm_split.
+  for (MPI_Comm holder : {user_, MPI_COMM_WORLD}) {
+    int* upper_bound = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(holder, MPI_TAG_UB, &upper_bound, &found);
+    if (found != 0 && upper_bound != nullptr) {
+      max_tag_ = std::min(*upper_bound, (1 << 30) - 1);
+      break;
+    }
+  }
 }
 
 MpiBackend::~MpiBackend() {
