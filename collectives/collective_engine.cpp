@@ -105,8 +105,40 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
               comm.context(args.label));
 }
 
+namespace {
+
+/// The count every rank of a correct call passes alike (0 for all_to_allv, whose counts differ).
+std::size_t agreed_count(const CollectiveArgs& args) noexcept {
+  switch (args.kind) {
+    case CollectiveKind::reduce_scatter: return args.output.count;
+    case CollectiveKind::all_to_allv: return 0;
+    default: return args.input.count;
+  }
+}
+
+/// The internal tags of one call's algorithm come from its collective window while it starts.
+class CollectiveTagWindow {
+ public:
+  CollectiveTagWindow(CommunicatorImpl& comm, const CollectiveArgs& args, std::uint64_t call) : comm_(comm) {
+    const bool reduces = args.kind == CollectiveKind::reduce_scatter || args.kind == CollectiveKind::all_reduce;
+    comm.open_collective_tags(
+        collective_fingerprint(args.kind, args.input.type, agreed_count(args), reduces ? args.op : ReduceOp::sum,
+                               args.kind == CollectiveKind::broadcast ? args.root : 0),
+        call);
+  }
+  ~CollectiveTagWindow() { comm_.close_collective_tags(); }
+  CollectiveTagWindow(const CollectiveTagWindow&) = delete;
+  CollectiveTagWindow& operator=(const CollectiveTagWindow&) = delete;
+
+ private:
+  CommunicatorImpl& comm_;
+};
+
+}  // namespace
+
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
+  const std::uint64_t call = comm.next_collective();
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
   // one on host memory (on CUDA memory it must first wait for the stream, below).
@@ -117,12 +149,13 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const Collecti
       return work_failing_communicator(comm, std::move(state));
     }
   }
-  return start_chosen(comm, args, requested);
+  return start_chosen(comm, args, requested, call);
 }
 
-Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args,
-                                    std::string_view requested) const {
+Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested,
+                                    std::uint64_t call) const {
   const auto& algorithm = choose(comm, args, requested);
+  const CollectiveTagWindow tags(comm, args, call);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
   const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,10 @@ class CollectiveEngine {
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
-  /// start() for every call that does not go straight to the backend's own collective.
-  [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
+  /// start() for every call that does not go straight to the backend's own collective; `call` is
+  /// the collective's number on the communicator, which its internal tags carry.
+  [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested,
+                                  std::uint64_t call) const;
   /// choose() past the fast path: a requested or forced name, else the table, else the list.
   [[nodiscard]] const Algorithm& choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                                          std::string_view requested) const;

@@ -36,12 +36,19 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
       checks_cuda_pointers_(!stream_ordered_ || pointer_checks_forced()),
       plainly_moved_{moves_host_, moves_cuda_ && !checks_cuda_pointers_},
       root_ranks_(std::move(root_ranks)),
-      family_(std::move(family)) {}
+      family_(std::move(family)),
+      fingerprinted_tags_(backend_->max_tag() >= CollectiveTags::kLargest) {}
 
 int CommunicatorImpl::reserve_internal_tags(int count) {
-  // Internal operations are issued in the same order on every rank, so a counter names each one
-  // identically everywhere; wrapping is harmless since matching is FIFO per tag.
-  if (internal_tag_ > backend_->max_tag() - count) internal_tag_ = 0;
+  if (collective_window_ >= 0 && collective_slot_ + count <= CollectiveTags::kSlots) {
+    const int first = collective_window_ + collective_slot_;
+    collective_slot_ += count;
+    return first;
+  }
+  // Other internal operations are issued in the same order on every rank, so a counter names
+  // each one identically everywhere; wrapping is harmless since matching is FIFO per tag.
+  const int largest = fingerprinted_tags_ ? CollectiveTags::kFirst - 1 : backend_->max_tag();
+  if (internal_tag_ > largest - count) internal_tag_ = 0;
   const int first = internal_tag_;
   internal_tag_ += count;
   return first;

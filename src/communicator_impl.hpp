@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "patterns/collective_tags.hpp"
 #include "scratch_pool.hpp"
 #include "meshcomm/communicator.hpp"
 
@@ -49,8 +50,21 @@ class CommunicatorImpl {
 
   /// A tag on the internal lane for the next internal operation, distinct from recent ones.
   [[nodiscard]] int next_internal_tag() { return reserve_internal_tags(1); }
-  /// The first of `count` consecutive internal tags for the next internal operation.
+  /// The first of `count` consecutive internal tags for the next internal operation: within an
+  /// open collective window, the window's next slots (see CollectiveTags), else the next tags in
+  /// order.
   [[nodiscard]] int reserve_internal_tags(int count);
+
+  /// Numbers a collective call: every rank counts every collective, whichever path runs it.
+  [[nodiscard]] std::uint64_t next_collective() noexcept { return collective_count_++; }
+  /// Until close_collective_tags(), internal tags come from the window of collective number
+  /// `call` with `fingerprint` (where the backend's tags are wide enough; else in order).
+  void open_collective_tags(std::uint64_t fingerprint, std::uint64_t call) noexcept {
+    if (!fingerprinted_tags_) return;
+    collective_window_ = CollectiveTags::window(fingerprint, call);
+    collective_slot_ = 0;
+  }
+  void close_collective_tags() noexcept { collective_window_ = -1; }
 
   /// The collective algorithms and their selection, shared with communicators split from this one.
   [[nodiscard]] const CollectiveEngine& collectives() const noexcept { return *collectives_; }
@@ -122,6 +136,10 @@ class CommunicatorImpl {
   std::vector<int> root_ranks_;
   std::shared_ptr<const CommunicatorFamily> family_;
   int internal_tag_ = 0;
+  std::uint64_t collective_count_ = 0;
+  bool fingerprinted_tags_;     ///< the backend's tags hold CollectiveTags' layout
+  int collective_window_ = -1;  ///< the open collective window's first tag, or -1
+  int collective_slot_ = 0;     ///< its next free slot
   std::uint64_t split_count_ = 0;
   ScratchPool scratch_;
 };

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <span>
 #include <numeric>
@@ -272,6 +273,69 @@ void check_counts_that_would_wrap(Communicator& comm) {
   comm.all_gather(std::span<const float>(small.data(), 8), std::span<float>(out.data(), out.size())).wait();
   for (int rank = 0; rank < comm.size(); ++rank) {
     EXPECT_EQ(out[static_cast<std::size_t>(rank) * 8], static_cast<float>(rank)) << "block of rank " << rank;
+  }
+}
+
+void check_mismatched_calls(Communicator& world) {
+  if (world.size() < 2) return;
+  const bool odd_one = world.rank() == 0;
+  std::vector<float> in(4096, 1.0F), out(4096 * static_cast<std::size_t>(world.size()), 0.0F);
+  std::vector<double> in_double(4096, 1.0), out_double(out.size(), 0.0);
+  const std::size_t n = odd_one ? 1000 : 1024;  // per-rank elements
+  auto gather = [&](Communicator& comm, std::string_view algorithm, std::size_t count) {
+    return comm.all_gather(std::span<const float>(in.data(), count), std::span<float>(out.data(), count * comm.size()),
+                           {.algorithm = algorithm});
+  };
+  auto scatter = [&](Communicator& comm, std::string_view algorithm, ReduceOp op) {
+    return comm.reduce_scatter(std::span<const float>(out.data(), n * comm.size()), std::span<float>(in.data(), n),
+                               {.op = op, .algorithm = algorithm});
+  };
+  struct Case {
+    const char* what;
+    CollectiveKind kind;
+    std::function<Work(Communicator&, std::string_view)> call;
+  };
+  const std::vector<Case> cases = {
+      {"all_gather count 1000 on rank 0, 1024 elsewhere", CollectiveKind::all_gather,
+       [&](Communicator& comm, std::string_view algorithm) { return gather(comm, algorithm, n); }},
+      {"all_gather f32 on rank 0, f64 elsewhere", CollectiveKind::all_gather,
+       [&](Communicator& comm, std::string_view algorithm) {
+         if (odd_one) return gather(comm, algorithm, 1000);
+         return comm.all_gather(std::span<const double>(in_double.data(), 1000),
+                                std::span<double>(out_double.data(), 1000 * comm.size()), {.algorithm = algorithm});
+       }},
+      {"all_gather on rank 0, reduce_scatter elsewhere", CollectiveKind::all_gather,
+       [&](Communicator& comm, std::string_view algorithm) {
+         return odd_one ? gather(comm, algorithm, 1024) : scatter(comm, algorithm, ReduceOp::sum);
+       }},
+      {"reduce_scatter sum on rank 0, max elsewhere", CollectiveKind::reduce_scatter,
+       [&](Communicator& comm, std::string_view algorithm) {
+         return scatter(comm, algorithm, odd_one ? ReduceOp::sum : ReduceOp::max);
+       }},
+      {"reduce_scatter count 1000 on rank 0, 1024 elsewhere", CollectiveKind::reduce_scatter,
+       [&](Communicator& comm, std::string_view algorithm) { return scatter(comm, algorithm, ReduceOp::sum); }},
+  };
+  for (const auto& c : cases) {
+    for (auto algorithm : world.algorithms(c.kind)) {
+      if (algorithm == "native") continue;  // Open MPI matches its own collectives by order alone
+      // The other kind of call must run an algorithm of the same name; every kind has these.
+      if (std::string_view(c.what).find("reduce_scatter elsewhere") != std::string_view::npos && algorithm != "ring") {
+        continue;
+      }
+      auto comm = world.split(0, world.rank());
+      const std::string what = std::string(c.what) + ", algorithm " + std::string(algorithm);
+      try {
+        c.call(comm, algorithm).wait(std::chrono::milliseconds(500));
+        ADD_FAILURE() << what << ": rank " << world.rank() << " returned success";
+      } catch (const Error& error) {
+        if (error.code() != ErrorCode::unsupported) {  // unsupported: the algorithm does not run here at all
+          EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::size_mismatch)
+              << what << ": " << error.what();
+          EXPECT_GE(error.context().peer, 0) << what << ": the error names no peer: " << error.what();
+        }
+      }
+      world.barrier();
+    }
   }
 }
 

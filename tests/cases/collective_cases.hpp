@@ -40,6 +40,12 @@ bool check_collective(Communicator& comm, const CollectiveCase& c, bool& skipped
 /// refused on every rank, naming the argument, before anything moves; the communicator stays usable.
 void check_counts_that_would_wrap(Communicator& comm);
 
+/// Ranks that disagree about a collective (another count, dtype, kind or reduction op on one
+/// rank), on every algorithm of meshcomm's own: every rank gets an error (a timeout naming a peer,
+/// or a size mismatch), none returns success, none crashes. Each case runs on a communicator split
+/// off for it, which it may leave fatal; `world` stays usable.
+void check_mismatched_calls(Communicator& world);
+
 /// Runs the whole matrix of `kind` on buffers in `memory` and fails if no case ran.
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory = MemoryKind::host);
 

@@ -19,6 +19,7 @@ TEST(MpiCollectives, AllToAll) { check_collective_matrix(mpi_world(), Collective
 TEST(MpiCollectives, AllToAllv) { check_collective_matrix(mpi_world(), CollectiveKind::all_to_allv); }
 TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), CollectiveKind::broadcast); }
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
+TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mpi_world()); }
 
 }  // namespace
 }  // namespace meshcomm::testing

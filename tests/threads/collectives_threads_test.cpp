@@ -17,6 +17,10 @@ TEST_P(InprocCollectives, ExactResults) {
   run_ranks(size, [kind = kind](Communicator& comm) { check_collective_matrix(comm, kind); });
 }
 
+TEST(InprocCollectives, MismatchedCallsFailOnEveryRank) {
+  for (int size : {2, 3}) run_ranks(size, check_mismatched_calls);
+}
+
 TEST(InprocCollectives, CountsThatWouldWrapAreRefused) {
   for (int size : {1, 2, 3}) run_ranks(size, check_counts_that_would_wrap);
 }

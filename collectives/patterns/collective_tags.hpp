@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "meshcomm/collective_options.hpp"
+#include "meshcomm/types.hpp"
+
+namespace meshcomm::detail {
+
+/// The internal tags of collective calls, so that call k of a communicator matches only call k
+/// of the same shape on every rank. Where the backend's tags have 30 bits, tags below 2^29 are
+/// handed out in order (setup, barriers, halo plans, ring pipelines), and those from 2^29 on
+/// belong to collective calls, each a window of 32 slots:
+///
+///     [1][fingerprint: 14 bits][collective number mod 1024: 10 bits][slot: 5 bits]
+///
+/// A rank that skips a collective, calls another one, or calls it with another count, dtype,
+/// reduction op or root than its peers sends and expects messages on other tags: they never
+/// match (a receive is never written by another call's message, whatever its size), and the
+/// ranks time out naming the peer instead of returning wrong data. Two different shapes share a
+/// fingerprint with probability 2^-14.
+struct CollectiveTags {
+  static constexpr int kSlotBits = 5;
+  static constexpr int kCallBits = 10;
+  static constexpr int kFingerprintBits = 14;
+  /// Tags one call can take.
+  static constexpr int kSlots = 1 << kSlotBits;
+  /// The first collective tag; ordered tags stay below it.
+  static constexpr int kFirst = 1 << (kSlotBits + kCallBits + kFingerprintBits);
+  /// The largest tag the layout uses: backends with fewer tags keep ordered tags only.
+  static constexpr int kLargest = 2 * kFirst - 1;
+
+  /// The first tag of collective number `call` with `fingerprint`.
+  static constexpr int window(std::uint64_t fingerprint, std::uint64_t call) noexcept {
+    const auto fingerprint_bits = static_cast<int>(fingerprint & ((1U << kFingerprintBits) - 1));
+    const auto call_bits = static_cast<int>(call & ((1U << kCallBits) - 1));
+    return kFirst | (fingerprint_bits << (kSlotBits + kCallBits)) | (call_bits << kSlotBits);
+  }
+};
+
+/// What every rank of a correct collective call agrees on, mixed into 64 bits: the kind, the
+/// dtype, the count that is equal on every rank (0 where none is), and the reduction op or root
+/// where the kind has one (pass sum and 0 otherwise).
+constexpr std::uint64_t collective_fingerprint(CollectiveKind kind, DataType type, std::size_t agreed_count,
+                                               ReduceOp op, int root) noexcept {
+  // splitmix64's finaliser over the fields, one after another.
+  auto mix = [](std::uint64_t value) {
+    value ^= value >> 30;
+    value *= 0xbf58476d1ce4e5b9ULL;
+    value ^= value >> 27;
+    value *= 0x94d049bb133111ebULL;
+    return value ^ (value >> 31);
+  };
+  std::uint64_t hash = mix(static_cast<std::uint64_t>(kind) + 1);
+  hash = mix(hash ^ (static_cast<std::uint64_t>(type) + 0x100));
+  hash = mix(hash ^ static_cast<std::uint64_t>(agreed_count));
+  hash = mix(hash ^ (static_cast<std::uint64_t>(op) + 0x200));
+  return mix(hash ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)));
+}
+
+}  // namespace meshcomm::detail
