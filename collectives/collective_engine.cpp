@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "call_fingerprint.hpp"
 #include "device/device_runtime.hpp"
 #include "environment.hpp"
 #include "hot_path.hpp"
@@ -46,8 +47,8 @@ inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<Wo
 
 }  // namespace
 
-CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table)
-    : algorithms_(std::move(algorithms)), table_(std::move(table)) {
+CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table, bool exchange_fingerprints)
+    : algorithms_(std::move(algorithms)), table_(std::move(table)), exchange_fingerprints_(exchange_fingerprints) {
   static_assert(static_cast<std::size_t>(CollectiveKind::broadcast) + 1 == kKinds);
   static_assert(static_cast<std::size_t>(BackendKind::nccl) + 1 == kBackends);
   for (std::size_t kind = 0; kind < kKinds; ++kind) {
@@ -66,7 +67,7 @@ std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
   if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);
-  return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table));
+  return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table), fingerprint_exchange_requested());
 }
 
 const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
@@ -107,24 +108,11 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
 
 namespace {
 
-/// The count every rank of a correct call passes alike (0 for all_to_allv, whose counts differ).
-std::size_t agreed_count(const CollectiveArgs& args) noexcept {
-  switch (args.kind) {
-    case CollectiveKind::reduce_scatter: return args.output.count;
-    case CollectiveKind::all_to_allv: return 0;
-    default: return args.input.count;
-  }
-}
-
 /// The internal tags of one call's algorithm come from its collective window while it starts.
 class CollectiveTagWindow {
  public:
   CollectiveTagWindow(CommunicatorImpl& comm, const CollectiveArgs& args, std::uint64_t call) : comm_(comm) {
-    const bool reduces = args.kind == CollectiveKind::reduce_scatter || args.kind == CollectiveKind::all_reduce;
-    comm.open_collective_tags(
-        collective_fingerprint(args.kind, args.input.type, agreed_count(args), reduces ? args.op : ReduceOp::sum,
-                               args.kind == CollectiveKind::broadcast ? args.root : 0),
-        call);
+    comm.open_collective_tags(call_fingerprint(args), call);
   }
   ~CollectiveTagWindow() { comm_.close_collective_tags(); }
   CollectiveTagWindow(const CollectiveTagWindow&) = delete;
@@ -139,6 +127,7 @@ class CollectiveTagWindow {
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
   const std::uint64_t call = comm.next_collective();
+  if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args, call);
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
   // one on host memory (on CUDA memory it must first wait for the stream, below).

@@ -16,7 +16,9 @@ namespace meshcomm::detail {
 /// failure of a started collective makes the communicator fatal (see docs/errors.md).
 class CollectiveEngine {
  public:
-  CollectiveEngine(AlgorithmList algorithms, SelectionTable table);
+  /// `exchange_fingerprints`: before each collective the ranks compare what they are about to
+  /// call (MESHCOMM_DEBUG=fingerprint; see exchange_and_compare_fingerprints).
+  CollectiveEngine(AlgorithmList algorithms, SelectionTable table, bool exchange_fingerprints = false);
 
   /// The built-in algorithms, the measured table, and MESHCOMM_ALGO's forced names.
   static std::shared_ptr<const CollectiveEngine> from_environment();
@@ -61,6 +63,7 @@ class CollectiveEngine {
   /// backend's own collective where it can run it: the unconditional algorithm is `native` and no
   /// other is forced.
   std::array<std::array<bool, kBackends>, kKinds> straight_to_native_{};
+  bool exchange_fingerprints_;
 };
 
 }  // namespace meshcomm::detail

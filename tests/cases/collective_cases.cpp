@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/expect_error.hpp"
 #include "verifiable/device_staging.hpp"
@@ -336,6 +337,57 @@ void check_mismatched_calls(Communicator& world) {
       }
       world.barrier();
     }
+  }
+}
+
+void check_fingerprint_exchange(Communicator& comm) {
+  if (comm.size() < 2) return;
+  const bool odd_one = comm.rank() == comm.size() - 1;
+  std::vector<int> first_ranks(static_cast<std::size_t>(comm.size() - 1));
+  std::iota(first_ranks.begin(), first_ranks.end(), 0);
+  const std::string others = fmt::format("{} {}", comm.size() == 2 ? "rank" : "ranks", fmt::join(first_ranks, ","));
+  const std::string last = fmt::format("rank {}", comm.size() - 1);
+  std::vector<float> in(1024, 1.0F), out(1024 * static_cast<std::size_t>(comm.size()), 0.0F);
+  std::vector<double> in_double(1024, 1.0), out_double(out.size(), 0.0);
+  const std::size_t n = odd_one ? 1000 : 1024;
+  // Every rank's error lists each group of ranks with its call: "<others> #k <call> vs <last> #k <call>".
+  auto disagree = [&](CollectiveKind kind, const std::string& theirs, const std::string& odd, auto&& call) {
+    for (auto algorithm : comm.algorithms(kind)) {
+      const Error error = expect_error([&] { call(algorithm).wait(); });
+      const std::string text = error.what();
+      EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << text;
+      const auto at = text.find("the ranks disagree about this collective: " + others + " #");
+      EXPECT_NE(at, std::string::npos) << "algorithm " << algorithm << ": " << text;
+      for (const auto& part : {" " + theirs + " vs " + last + " #", " " + odd + "; every rank must"}) {
+        EXPECT_NE(text.find(part, at), std::string::npos) << "algorithm " << algorithm << ": " << text;
+      }
+    }
+  };
+  disagree(CollectiveKind::all_gather, "all_gather count=1024 f32", "all_gather count=1000 f32",
+           [&](std::string_view algorithm) {
+             return comm.all_gather(std::span<const float>(in.data(), n), std::span<float>(out.data(), n * comm.size()),
+                                    {.algorithm = algorithm});
+           });
+  disagree(CollectiveKind::all_gather, "all_gather count=1024 f32", "all_gather count=1024 f64",
+           [&](std::string_view algorithm) {
+             if (!odd_one) return comm.all_gather(in, out, {.algorithm = algorithm});
+             return comm.all_gather(in_double, out_double, {.algorithm = algorithm});
+           });
+  disagree(CollectiveKind::reduce_scatter, "reduce_scatter count=1024 f32 sum", "reduce_scatter count=1024 f32 max",
+           [&](std::string_view algorithm) {
+             return comm.reduce_scatter(out, in, {.op = odd_one ? ReduceOp::max : ReduceOp::sum, .algorithm = algorithm});
+           });
+  disagree(CollectiveKind::all_reduce, "all_reduce count=1024 f32 sum", "broadcast count=1024 f32 root=0",
+           [&](std::string_view algorithm) {
+             if (odd_one) return comm.broadcast(std::span<float>(in), {.root = 0});
+             return comm.all_reduce(std::span<const float>(in), std::span<float>(out.data(), in.size()),
+                                    {.algorithm = algorithm});
+           });
+  // Still usable, and agreeing calls pass the exchange.
+  in.assign(in.size(), static_cast<float>(comm.rank()));
+  comm.all_gather(in, out).wait();
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    EXPECT_EQ(out[static_cast<std::size_t>(rank) * in.size()], static_cast<float>(rank)) << "block of rank " << rank;
   }
 }
 

@@ -46,6 +46,11 @@ void check_counts_that_would_wrap(Communicator& comm);
 /// off for it, which it may leave fatal; `world` stays usable.
 void check_mismatched_calls(Communicator& world);
 
+/// With MESHCOMM_DEBUG=fingerprint in force when `comm` was created: ranks that disagree about a
+/// collective (count, dtype, kind, reduction op, root) get the same invalid_argument on every
+/// rank, listing each rank's call, on every algorithm including `native`; `comm` stays usable.
+void check_fingerprint_exchange(Communicator& comm);
+
 /// Runs the whole matrix of `kind` on buffers in `memory` and fails if no case ran.
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory = MemoryKind::host);
 

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <span>
 #include <vector>
 
 #include "cases/collective_cases.hpp"
 #include "harness/mpi_world.hpp"
+#include "meshcomm/mpi_bootstrap.hpp"
 #include "verifiable/verifiable.hpp"
 
 namespace meshcomm::testing {
@@ -20,6 +22,13 @@ TEST(MpiCollectives, AllToAllv) { check_collective_matrix(mpi_world(), Collectiv
 TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), CollectiveKind::broadcast); }
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
 TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mpi_world()); }
+TEST(MpiCollectives, FingerprintExchangeNamesEveryRanksCall) {
+  ::setenv("MESHCOMM_DEBUG", "fingerprint", 1);  // read as the communicator is created
+  MpiBootstrap bootstrap;
+  auto comm = Communicator::create(bootstrap);
+  ::unsetenv("MESHCOMM_DEBUG");
+  check_fingerprint_exchange(comm);
+}
 
 }  // namespace
 }  // namespace meshcomm::testing

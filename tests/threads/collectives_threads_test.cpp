@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <tuple>
 
 #include "cases/collective_cases.hpp"
@@ -19,6 +20,12 @@ TEST_P(InprocCollectives, ExactResults) {
 
 TEST(InprocCollectives, MismatchedCallsFailOnEveryRank) {
   for (int size : {2, 3}) run_ranks(size, check_mismatched_calls);
+}
+
+TEST(InprocCollectives, FingerprintExchangeNamesEveryRanksCall) {
+  ::setenv("MESHCOMM_DEBUG", "fingerprint", 1);  // read as the communicators are created
+  for (int size : {2, 3}) run_ranks(size, check_fingerprint_exchange);
+  ::unsetenv("MESHCOMM_DEBUG");
 }
 
 TEST(InprocCollectives, CountsThatWouldWrapAreRefused) {
