@@ -106,24 +106,6 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
               comm.context(args.label));
 }
 
-namespace {
-
-/// The internal tags of one call's algorithm come from its collective window while it starts.
-class CollectiveTagWindow {
- public:
-  CollectiveTagWindow(CommunicatorImpl& comm, const CollectiveArgs& args, std::uint64_t call) : comm_(comm) {
-    comm.open_collective_tags(call_fingerprint(args), call);
-  }
-  ~CollectiveTagWindow() { comm_.close_collective_tags(); }
-  CollectiveTagWindow(const CollectiveTagWindow&) = delete;
-  CollectiveTagWindow& operator=(const CollectiveTagWindow&) = delete;
-
- private:
-  CommunicatorImpl& comm_;
-};
-
-}  // namespace
-
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
   const std::uint64_t call = comm.next_collective();
@@ -144,7 +126,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const Collecti
 Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested,
                                     std::uint64_t call) const {
   const auto& algorithm = choose(comm, args, requested);
-  const CollectiveTagWindow tags(comm, args, call);
+  const CollectiveTagWindow tags(comm, call_fingerprint(args), call);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
   const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();

@@ -104,7 +104,10 @@ Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
 
 Work Communicator::ibarrier() {
   auto& impl = *impl_;
-  return impl.make_work(detail::start_dissemination_barrier(impl, impl.begin("barrier")));
+  const auto label = impl.begin("barrier");
+  // A barrier is a collective: its messages match only the same barrier on every rank.
+  const detail::CollectiveTagWindow tags(impl, detail::barrier_fingerprint(), impl.next_collective());
+  return impl.make_work(detail::start_dissemination_barrier(impl, label));
 }
 
 void Communicator::barrier(std::chrono::milliseconds timeout) { ibarrier().wait(timeout); }

@@ -144,6 +144,21 @@ class CommunicatorImpl {
   ScratchPool scratch_;
 };
 
+/// While alive, `comm`'s internal tags come from the window of collective number `call` with
+/// `fingerprint` (see CollectiveTags): what a collective's algorithm reserves as it starts.
+class CollectiveTagWindow {
+ public:
+  CollectiveTagWindow(CommunicatorImpl& comm, std::uint64_t fingerprint, std::uint64_t call) noexcept : comm_(comm) {
+    comm.open_collective_tags(fingerprint, call);
+  }
+  ~CollectiveTagWindow() { comm_.close_collective_tags(); }
+  CollectiveTagWindow(const CollectiveTagWindow&) = delete;
+  CollectiveTagWindow& operator=(const CollectiveTagWindow&) = delete;
+
+ private:
+  CommunicatorImpl& comm_;
+};
+
 /// Creates the backend a bootstrap asks for. The one list of compiled-in backends.
 std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind, std::chrono::milliseconds timeout);
 

@@ -59,4 +59,9 @@ constexpr std::uint64_t collective_fingerprint(CollectiveKind kind, DataType typ
   return mix(hash ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)));
 }
 
+/// The fingerprint of a barrier, apart from every collective's.
+constexpr std::uint64_t barrier_fingerprint() noexcept {
+  return collective_fingerprint(static_cast<CollectiveKind>(0xff), DataType::u8, 0, ReduceOp::sum, -1);
+}
+
 }  // namespace meshcomm::detail
