@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
@@ -9,8 +11,8 @@ namespace meshcomm::detail {
 /// What the caller waits on: set by the progress thread when the inner operation ends.
 class ProgressThread::Job final : public WorkState {
  public:
-  Job(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout)
-      : inner_(std::move(inner)), timeout_(timeout) {}
+  Job(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout, std::string what, ErrorContext where)
+      : inner_(std::move(inner)), timeout_(timeout), what_(std::move(what)), where_(std::move(where)) {}
 
   void drive() {
     std::exception_ptr error;
@@ -47,8 +49,8 @@ class ProgressThread::Job final : public WorkState {
   void wait_until(Clock::time_point deadline) override {
     std::unique_lock lock(mutex_);
     if (!changed_.wait_until(lock, deadline, [&] { return done_; })) {
-      throw Error(ErrorCode::timeout, "a background transfer did not complete in time; a peer has not joined it",
-                  {.operation = "progress thread"});
+      throw Error(ErrorCode::timeout,
+                  fmt::format("{} did not complete in time; peer {} has not joined it", what_, where_.peer), where_);
     }
     if (error_) std::rethrow_exception(error_);
   }
@@ -56,6 +58,8 @@ class ProgressThread::Job final : public WorkState {
  private:
   std::shared_ptr<WorkState> inner_;
   std::chrono::milliseconds timeout_;
+  std::string what_;
+  ErrorContext where_;
   std::mutex mutex_;
   std::condition_variable changed_;
   bool done_ = false;
@@ -73,8 +77,9 @@ ProgressThread::~ProgressThread() {
   thread_.join();
 }
 
-std::shared_ptr<WorkState> ProgressThread::drive(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout) {
-  auto job = std::make_shared<Job>(std::move(inner), timeout);
+std::shared_ptr<WorkState> ProgressThread::drive(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout,
+                                                 std::string what, ErrorContext where) {
+  auto job = std::make_shared<Job>(std::move(inner), timeout, std::move(what), std::move(where));
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(job);

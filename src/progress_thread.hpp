@@ -5,8 +5,10 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
+#include "meshcomm/error.hpp"
 #include "work_state.hpp"
 
 namespace meshcomm::detail {
@@ -22,8 +24,10 @@ class ProgressThread {
   ~ProgressThread();
 
   /// Hands `inner` over; the returned state completes when the thread has driven `inner` to
-  /// completion (or failure, or `timeout`).
-  std::shared_ptr<WorkState> drive(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout);
+  /// completion (or failure, or `timeout`). A wait on it that times out names `what` and `where`
+  /// (the operation, its sequence number and the peer not heard from).
+  std::shared_ptr<WorkState> drive(std::shared_ptr<WorkState> inner, std::chrono::milliseconds timeout,
+                                   std::string what, ErrorContext where);
 
  private:
   class Job;

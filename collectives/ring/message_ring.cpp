@@ -1,6 +1,8 @@
 // A ring whose blocks travel as the backend's messages (host memory, or CUDA memory that the
 // backend moves), driven by a progress thread so that transfers advance while the caller computes.
 
+#include <fmt/format.h>
+
 #include "communicator_impl.hpp"
 #include "device/device_runtime.hpp"
 #include "internal_p2p.hpp"
@@ -35,7 +37,13 @@ class MessageRing final : public RingTransport {
     parts.push_back(recv_bytes(comm_, buffers_[1 - current_].get(), bytes_, peers_.receive, tag, label, memory_));
     parts.push_back(send_bytes(comm_, buffers_[current_].get(), bytes_, peers_.send, tag, label, memory_));
     std::shared_ptr<WorkState> transfer = std::make_shared<GroupWorkState>(std::move(parts));
-    if (progress_ != nullptr) transfer = progress_->drive(std::move(transfer), comm_.timeout());
+    if (progress_ != nullptr) {
+      transfer = progress_->drive(std::move(transfer), comm_.timeout(),
+                                  fmt::format("ring step: receiving the next block from peer {} and sending this one "
+                                              "to peer {}",
+                                              peers_.receive, peers_.send),
+                                  comm_.context(label, peers_.receive));
+    }
     transfer_ = transfer;
     return comm_.make_work(std::move(transfer));
   }

@@ -72,10 +72,11 @@ class RingPipelineImpl {
 
   Work start(StreamRef stream) {
     const auto label = comm_.begin("ring step");
+    throw_if_failed(label);
     if (in_flight_) {
       throw Error(ErrorCode::invalid_argument,
-                  "RingPipeline::start called while the previous transfer is in flight; call advance() after its "
-                  "Work completes first",
+                  "RingPipeline::start called while the previous transfer is in flight; wait for its Work and call "
+                  "advance() first",
                   comm_.context(label));
     }
     auto work = transport_->start(label, stream);
@@ -84,19 +85,37 @@ class RingPipelineImpl {
   }
 
   void advance(StreamRef stream) {
+    const OperationLabel label{.name = "ring step"};  // part of the step start() numbered
+    throw_if_failed(label);
     if (!in_flight_) {
       throw Error(ErrorCode::invalid_argument, "RingPipeline::advance called with no transfer started",
-                  {.operation = "ring step"});
+                  comm_.context(label));
     }
-    transport_->advance(stream);
+    try {
+      transport_->advance(stream);
+    } catch (const Error& error) {
+      // The transfer may still write the other buffer: this pipeline cannot be trusted again.
+      failure_ = error.what();
+      throw;
+    }
     in_flight_ = false;
   }
 
   RingPeers peers_{};
 
  private:
+  void throw_if_failed(OperationLabel label) const {
+    if (failure_.empty()) return;
+    throw Error(ErrorCode::aborted,
+                "this RingPipeline's transfer failed earlier (" + failure_ +
+                    "), and it may still write the pipeline's buffers: destroy the pipeline and create a new one",
+                comm_.context(label));
+  }
+
+
   CommunicatorImpl& comm_;
   bool in_flight_ = false;
+  std::string failure_;  ///< the first failed transfer's error, after which every call fails
   std::unique_ptr<RingTransport> transport_;
 };
 

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <string>
 #include <tuple>
 
 #include "cases/ring_cases.hpp"
@@ -55,6 +57,37 @@ INSTANTIATE_TEST_SUITE_P(Layouts, InprocRingAttention,
                            return std::string(to_string(std::get<0>(param_info.param))) +
                                   (std::get<1>(param_info.param) ? "_causal" : "_full");
                          });
+
+TEST(InprocRing, TimedOutStepNamesThePeerAndThePipelineSaysToRecreateIt) {
+  run_ranks(
+      2,
+      [](Communicator& comm) {
+        auto ring = RingPipeline::create(comm, {.block_bytes = 64});
+        if (comm.rank() == 0) {  // rank 1 never takes part in a step
+          auto step = ring.start();
+          try {
+            step.wait();
+            ADD_FAILURE() << "a step with a silent neighbour completed";
+          } catch (const Error& error) {
+            EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+            EXPECT_EQ(error.context().peer, 1) << error.what();
+            EXPECT_EQ(error.context().operation, "ring step") << error.what();
+            EXPECT_GE(error.context().sequence, 0) << error.what();
+          }
+          EXPECT_THROW(ring.advance(), Error);  // the transfer failed
+          try {
+            (void)ring.start();
+            ADD_FAILURE() << "a pipeline whose transfer failed started again";
+          } catch (const Error& error) {
+            EXPECT_EQ(error.code(), ErrorCode::aborted) << error.what();
+            EXPECT_NE(std::string(error.what()).find("destroy the pipeline and create a new one"), std::string::npos)
+                << error.what();
+          }
+        }
+        comm.barrier(kTestTimeout);  // rank 1 waits here while rank 0's step times out
+      },
+      std::chrono::milliseconds(500));
+}
 
 TEST(InprocRing, EmptyBlockIsRejected) {
   run_ranks(2, [](Communicator& comm) {
