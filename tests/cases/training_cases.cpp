@@ -32,6 +32,13 @@ std::vector<std::string> equivalence_meshes() {
   return {"1,1,1,1", "1,2,1,1", "1,1,2,1", "1,1,1,2", "2,1,1,2", "1,2,2,1", "1,1,2,2", "1,1,1,4"};
 }
 
+int world_size_of(std::string_view mesh_dim) {
+  const MeshSpec spec = MeshSpec::parse(mesh_dim);  // kept alive: the loop reads its axes
+  int size = 1;
+  for (const auto& axis : spec.axes()) size *= axis.size;
+  return size;
+}
+
 std::vector<float> train_losses(Communicator& world, std::string_view mesh_dim, const layers::ModelConfig& config,
                                 int steps) {
   auto mesh = Mesh::create(world, MeshSpec::parse(mesh_dim));

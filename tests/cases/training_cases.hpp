@@ -22,6 +22,9 @@ std::string describe(const layers::ModelConfig& config);
 /// and (1,1,1,4), whose halos come from several ranks.
 std::vector<std::string> equivalence_meshes();
 
+/// The number of ranks a mesh of equivalence_meshes() takes (its sizes multiplied).
+int world_size_of(std::string_view mesh_dim);
+
 /// Trains `config` for `steps` steps on a mesh over `world`; the loss of every step.
 std::vector<float> train_losses(Communicator& world, std::string_view mesh_dim, const layers::ModelConfig& config,
                                 int steps);

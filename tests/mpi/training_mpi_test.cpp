@@ -24,9 +24,7 @@ TEST(MpiTraining, EveryMeshOfThisSizeMatchesOneRank) {
     const auto config = small_model(attention, shard);
     const auto reference = train_losses(alone, "1,1,1,1", config, kSteps);
     for (const auto& mesh_dim : equivalence_meshes()) {
-      int size = 1;
-      for (const auto& axis : MeshSpec::parse(mesh_dim).axes()) size *= axis.size;
-      if (size != world.size()) continue;
+      if (world_size_of(mesh_dim) != world.size()) continue;
       const auto losses = train_losses(world, mesh_dim, config, kSteps);
       expect_same_losses(losses, reference, describe(config) + " on " + mesh_dim);
       ++meshes_run;

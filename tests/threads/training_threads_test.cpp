@@ -16,12 +16,6 @@ namespace {
 
 constexpr int kSteps = 4;
 
-int world_size_of(const std::string& mesh_dim) {
-  int size = 1;
-  for (const auto& axis : MeshSpec::parse(mesh_dim).axes()) size *= axis.size;
-  return size;
-}
-
 class InprocTraining
     : public ::testing::TestWithParam<std::tuple<layers::AttentionKind, layers::AttentionShard>> {};
 
