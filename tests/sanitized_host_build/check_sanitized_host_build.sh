@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds meshcomm a second time, host only and sanitized, and runs its tests there:
+# - with CUDA switched off, as on a machine without the CUDA toolkit (the host build must never
+#   need CUDA or NCCL);
+# - with AddressSanitizer and UndefinedBehaviorSanitizer on every target, then the unit, threads
+#   and mpi tests (ranks as threads and under mpirun): any out-of-bounds access, use after free
+#   or undefined behaviour stops the test that hit it.
+# Examples and perftest programs are left out, and it is built at -O1, to keep it short; the
+# perftests' smoke runs and the numeric variants stay in the main build.
+#   check_sanitized_host_build.sh SOURCE_DIR BINARY_DIR
+set -euo pipefail
+source_dir=$1
+build_dir=$2/sanitized-host-build
+cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+      -DMESHCOMM_WARNINGS_AS_ERRORS=ON -DMESHCOMM_WITH_CUDA=OFF -DMESHCOMM_SANITIZERS=address,undefined \
+      -DMESHCOMM_BUILD_EXAMPLES=OFF -DMESHCOMM_BUILD_PERFTESTS=OFF > /dev/null
+cmake --build "$build_dir" --parallel "$(nproc)" > "$build_dir.log" 2>&1 || { tail -40 "$build_dir.log"; exit 1; }
+grep -q "MESHCOMM_HAVE_CUDA 0" "$build_dir/generated/include/meshcomm/config.hpp"
+echo "meshcomm builds without CUDA"
+
+# Open MPI keeps memory until exit on purpose: leaks are not what this run looks for.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$build_dir" -L 'unit|threads|mpi' -LE numeric -E '^install_consumer$' \
+      --parallel "$(nproc)" --timeout 600 --output-on-failure > "$build_dir-tests.log" 2>&1 || {
+  grep -E "tests passed|\*\*\*|ERROR: AddressSanitizer|runtime error" "$build_dir-tests.log" | head -40
+  exit 1
+}
+grep "tests passed" "$build_dir-tests.log"
+echo "the unit, threads and mpi tests pass under AddressSanitizer and UndefinedBehaviorSanitizer"
