@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
 #include "../../environment.hpp"
 #include "mpi_check.hpp"
 
@@ -20,7 +26,33 @@ MpiSession::MpiSession(int& argc, char**& argv) {
 MpiSession::~MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owns_ && finalized == 0) MPI_Finalize();
+  if (!owns_ || finalized != 0) return;
+  std::chrono::milliseconds timeout{0};
+  try {
+    timeout = detail::resolve_timeout(std::chrono::milliseconds{0});
+  } catch (const Error&) {
+    timeout = detail::kDefaultTimeout;  // a malformed MESHCOMM_TIMEOUT was reported where it was read
+  }
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mutex);
+    if (finished.wait_for(lock, timeout, [&] { return done; })) return;
+    std::fprintf(stderr,
+                 "meshcomm: MPI_Finalize did not complete within %lld ms: a peer process has likely failed or "
+                 "vanished; exiting without it\n",
+                 static_cast<long long>(timeout.count()));
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+  MPI_Finalize();
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  finished.notify_one();
+  watchdog.join();
 }
 
 namespace {
