@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <span>
 #include <vector>
 
 #include "cases/collective_cases.hpp"
 #include "harness/mpi_world.hpp"
+#include "meshcomm/error.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "verifiable/verifiable.hpp"
 
@@ -22,6 +24,37 @@ TEST(MpiCollectives, AllToAllv) { check_collective_matrix(mpi_world(), Collectiv
 TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), CollectiveKind::broadcast); }
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
 TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mpi_world()); }
+// The shm path on shared buffers with counts that differ by rank (1000 against 1024, and against
+// 2^20, where rank 0 would read past a peer's segment): every rank fails, none crashes.
+TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
+  auto& world = mpi_world();
+  for (std::size_t other_count : {std::size_t{1024}, std::size_t{1} << 20}) {
+    for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+      auto comm = world.split(0, world.rank());
+      const std::size_t count = comm.rank() == 0 ? 1000 : other_count;
+      auto input = comm.allocate_shared(other_count * comm.size() * sizeof(float));
+      auto output = comm.allocate_shared(other_count * comm.size() * sizeof(float));
+      const auto in = input.as<float>(), out = output.as<float>();
+      try {
+        if (kind == CollectiveKind::all_gather) {
+          comm.all_gather(std::span<const float>(in.first(count)), out.first(count * comm.size()), {.algorithm = "shm"})
+              .wait(std::chrono::milliseconds(500));
+        } else {
+          comm.reduce_scatter(std::span<const float>(in.first(count * comm.size())), out.first(count),
+                              {.algorithm = "shm"})
+              .wait(std::chrono::milliseconds(500));
+        }
+        ADD_FAILURE() << to_string(kind) << " " << count << " vs " << other_count << ": rank " << world.rank()
+                      << " returned success";
+      } catch (const Error& error) {
+        EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::size_mismatch) << error.what();
+        EXPECT_GE(error.context().peer, 0) << error.what();
+      }
+      world.barrier();
+    }
+  }
+}
+
 TEST(MpiCollectives, FingerprintExchangeNamesEveryRanksCall) {
   ::setenv("MESHCOMM_DEBUG", "fingerprint", 1);  // read as the communicator is created
   MpiBootstrap bootstrap;
