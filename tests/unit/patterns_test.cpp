@@ -6,6 +6,7 @@
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
+#include "patterns/collective_tags.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -64,6 +65,35 @@ TEST(Environment, TimeoutPrecedence) {
   EXPECT_THROW((void)resolve_timeout(milliseconds{0}), Error);
   ::unsetenv("MESHCOMM_TIMEOUT");
   EXPECT_EQ(resolve_timeout(milliseconds{0}), kDefaultTimeout);
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
+
+namespace meshcomm::detail {
+namespace {
+
+TEST(CollectiveTags, WindowsLieAboveOrderedTagsAndApartByCallAndShape) {
+  const auto shape = collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::sum, 0);
+  for (std::uint64_t call : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1023}, std::uint64_t{1} << 40}) {
+    const int first = CollectiveTags::window(shape, call);
+    EXPECT_GE(first, CollectiveTags::kFirst);
+    EXPECT_LE(first + CollectiveTags::kSlots - 1, CollectiveTags::kLargest);
+    EXPECT_EQ(first % CollectiveTags::kSlots, 0);
+  }
+  EXPECT_EQ(CollectiveTags::kLargest, (1 << 30) - 1);  // within every backend's 30-bit tags
+  // Consecutive calls of one shape, and the same call of another shape, never share a tag.
+  EXPECT_NE(CollectiveTags::window(shape, 6), CollectiveTags::window(shape, 7));
+  EXPECT_EQ(CollectiveTags::window(shape, 7), CollectiveTags::window(shape, 7 + 1024));  // the number wraps
+  const std::uint64_t others[] = {
+      collective_fingerprint(CollectiveKind::reduce_scatter, DataType::f32, 1000, ReduceOp::sum, 0),
+      collective_fingerprint(CollectiveKind::all_gather, DataType::f64, 1000, ReduceOp::sum, 0),
+      collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1024, ReduceOp::sum, 0),
+      collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::max, 0),
+      collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::sum, 1),
+      barrier_fingerprint(),
+  };
+  for (std::uint64_t other : others) EXPECT_NE(CollectiveTags::window(other, 7), CollectiveTags::window(shape, 7));
 }
 
 }  // namespace
