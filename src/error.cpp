@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+
+#include "failure_seen.hpp"
+
 namespace meshcomm {
 
 std::string_view to_string(ErrorCode code) noexcept {
@@ -20,6 +24,13 @@ std::string_view to_string(ErrorCode code) noexcept {
 
 namespace {
 
+std::atomic<bool> failure_was_seen{false};
+
+bool may_mean_a_peer_is_gone(ErrorCode code) noexcept {
+  return code == ErrorCode::timeout || code == ErrorCode::peer_failure || code == ErrorCode::backend_failure ||
+         code == ErrorCode::aborted;
+}
+
 std::string describe(ErrorCode code, const std::string& message, const ErrorContext& context) {
   std::string where;
   auto add = [&where](const std::string& part) { where += where.empty() ? part : ", " + part; };
@@ -35,10 +46,16 @@ std::string describe(ErrorCode code, const std::string& message, const ErrorCont
 
 }  // namespace
 
+namespace detail {
+bool failure_seen() noexcept { return failure_was_seen.load(std::memory_order_relaxed); }
+}  // namespace detail
+
 Error::Error(ErrorCode code, std::string message, ErrorContext context)
     : std::runtime_error(describe(code, message, context)),
       code_(code),
       context_(std::move(context)),
-      message_(std::move(message)) {}
+      message_(std::move(message)) {
+  if (may_mean_a_peer_is_gone(code)) failure_was_seen.store(true, std::memory_order_relaxed);
+}
 
 }  // namespace meshcomm

@@ -13,9 +13,11 @@ namespace meshcomm {
 
 /// Initialises MPI (thread level MPI_THREAD_MULTIPLE) for its lifetime, unless something else
 /// already did; finalises it only if it initialised it. MPI_Finalize waits for every process of
-/// the job, so a vanished peer would keep it waiting forever: if it has not returned within the
-/// library's timeout (MESHCOMM_TIMEOUT, else 300 s), the destructor says so on stderr and ends
-/// the process with exit status 1.
+/// the job, so a vanished peer would keep it waiting forever: once this process has seen a
+/// failure (an Error of code timeout, peer_failure, backend_failure or aborted), the destructor
+/// gives MPI_Finalize the library's timeout (MESHCOMM_TIMEOUT, else 300 s) and past it says so on
+/// stderr and ends the process with exit status 1. Without a failure it waits as long as the
+/// slowest rank takes.
 class MESHCOMM_API MpiSession {
  public:
   MpiSession(int& argc, char**& argv);

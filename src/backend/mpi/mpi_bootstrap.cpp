@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../../environment.hpp"
+#include "../../failure_seen.hpp"
 #include "mpi_check.hpp"
 
 namespace meshcomm {
@@ -27,6 +28,12 @@ MpiSession::~MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!owns_ || finalized != 0) return;
+  // A healthy job finalises whenever its last rank gets there, however late: only after a
+  // failure that may mean a peer is gone is the wait bounded.
+  if (!detail::failure_seen()) {
+    MPI_Finalize();
+    return;
+  }
   std::chrono::milliseconds timeout{0};
   try {
     timeout = detail::resolve_timeout(std::chrono::milliseconds{0});
