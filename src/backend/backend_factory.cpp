@@ -49,9 +49,10 @@ std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind,
 #if MESHCOMM_HAVE_MPI
       auto* mpi = dynamic_cast<MpiBootstrap*>(&bootstrap);
       if (mpi == nullptr) throw unavailable(kind, "needs an MpiBootstrap");
-      // Every rank must be here before the blocking MPI_Comm_dup; the barrier has a timeout.
+      // Every rank should be here; the barrier and the duplications after it each wait at most
+      // the timeout, so a rank that arrives after the others gave up fails too instead of waiting.
       mpi->barrier();
-      return make_mpi_backend(mpi->comm());
+      return make_mpi_backend(mpi->comm(), timeout);
 #else
       throw unavailable(kind, "is not in this build (configured with MESHCOMM_WITH_MPI=OFF)");
 #endif

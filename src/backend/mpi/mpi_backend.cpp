@@ -2,17 +2,37 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "mpi_check.hpp"
 #include "mpi_operation.hpp"
 
 namespace meshcomm::detail {
 
-MpiBackend::MpiBackend(MPI_Comm user) : user_(user) {
+MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout, const char* what,
+                                const ErrorContext& where) {
+  MPI_Comm copy = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Comm_idup(comm, &copy, &request), "MPI_Comm_idup", where);
+  MPI_Status status;
+  if (!poll_request(request, status, deadline_after(timeout), where)) {
+    // A collective request can be neither cancelled nor freed: it stays behind, unanswered.
+    throw Error(ErrorCode::timeout,
+                fmt::format("{} did not complete within {} ms: some rank of the communicator has not joined it (it "
+                            "may have failed an earlier step and left); no communicator was made",
+                            what, timeout.count()),
+                where);
+  }
+  return copy;
+}
+
+MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_(user), timeout_(timeout) {
   const ErrorContext where{.backend = "mpi", .operation = "create"};
   check_mpi(MPI_Comm_set_errhandler(user_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", where);
   check_mpi(MPI_Comm_rank(user_, &rank_), "MPI_Comm_rank", where);
   check_mpi(MPI_Comm_size(user_, &size_), "MPI_Comm_size", where);
-  check_mpi(MPI_Comm_dup(user_, &internal_), "MPI_Comm_dup", where);
+  internal_ = duplicate_communicator(user_, timeout_, "duplicating the communicator for meshcomm's own messages",
+                                     {.backend = "mpi", .operation = "create", .rank = rank_});
   // MPI attaches the tag bound to MPI_COMM_WORLD and it holds for every communicator; Open MPI
   // does not repeat it on communicators made by MPI_Comm_split.
   for (MPI_Comm holder : {user_, MPI_COMM_WORLD}) {
@@ -86,16 +106,22 @@ std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag,
 std::unique_ptr<Backend> MpiBackend::split(std::span<const int> members, int color, std::uint64_t) {
   const auto me = std::find(members.begin(), members.end(), rank_);
   const int new_rank = static_cast<int>(me - members.begin());
+  const ErrorContext where{.backend = "mpi", .operation = "split", .rank = rank_};
+  // MPI_Comm_split blocks until every rank calls it. A rank that gave up on this split earlier
+  // (its exchange timed out) never will, yet a late rank can still complete that exchange against
+  // its leftover messages: a duplicate made with a timeout first shows that every rank got here.
+  MPI_Comm agreed = duplicate_communicator(user_, timeout_, "agreeing that every rank reached the split", where);
   MPI_Comm child = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split(user_, color, new_rank, &child), "MPI_Comm_split",
-            {.backend = "mpi", .operation = "split", .rank = rank_});
-  return std::make_unique<MpiBackend>(child);
+  const int code = MPI_Comm_split(agreed, color, new_rank, &child);
+  MPI_Comm_free(&agreed);
+  check_mpi(code, "MPI_Comm_split", where);
+  return std::make_unique<MpiBackend>(child, timeout_);
 }
 
-std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm) {
-  MPI_Comm user = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &user), "MPI_Comm_dup", {.backend = "mpi", .operation = "create"});
-  return std::make_unique<MpiBackend>(user);
+std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm, std::chrono::milliseconds timeout) {
+  const MPI_Comm user = duplicate_communicator(comm, timeout, "duplicating the bootstrap's communicator",
+                                               {.backend = "mpi", .operation = "create"});
+  return std::make_unique<MpiBackend>(user, timeout);
 }
 
 }  // namespace meshcomm::detail

@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <chrono>
+
 #include "../backend.hpp"
 
 namespace meshcomm::detail {
@@ -10,8 +12,8 @@ namespace meshcomm::detail {
 class MpiBackend final : public Backend {
  public:
   /// Takes ownership of `user` (a communicator private to meshcomm) and duplicates it for the
-  /// internal lane. Collective over `user`.
-  explicit MpiBackend(MPI_Comm user);
+  /// internal lane. Collective over `user`; waits at most `timeout` for the others.
+  MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout);
   ~MpiBackend() override;
   MpiBackend(const MpiBackend&) = delete;
   MpiBackend& operator=(const MpiBackend&) = delete;
@@ -48,9 +50,16 @@ class MpiBackend final : public Backend {
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;
+  std::chrono::milliseconds timeout_;
 };
 
-/// A backend on a private duplicate of `comm`; collective over `comm`.
-std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm);
+/// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`
+/// for the other ranks.
+std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm, std::chrono::milliseconds timeout);
+
+/// MPI_Comm_idup of `comm`, waited for at most `timeout`: a rank that never joins makes it an
+/// Error(timeout) naming `what`, where the blocking MPI_Comm_dup would wait forever.
+MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout, const char* what,
+                                const ErrorContext& where);
 
 }  // namespace meshcomm::detail

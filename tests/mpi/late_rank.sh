@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs late_rank_probe under mpirun -np 2 with a short timeout and passes when both ranks report
+# an error (the late one too, instead of waiting forever), with the output for the log.
+#   late_rank.sh MPIEXEC PROBE STEP
+set -uo pipefail
+mpiexec=$1 probe=$2 step=$3
+output=$(MESHCOMM_TIMEOUT=2s "$mpiexec" -np 2 "$probe" "$step" 4 2>&1)
+printf '%s\n' "$output"
+for rank in 0 1; do
+  if ! grep -q "^rank $rank: error: .*timeout" <<<"$output"; then
+    echo "rank $rank did not report a timeout for a $step with a late rank"
+    exit 1
+  fi
+done
+echo "both ranks failed the $step with a timeout"
