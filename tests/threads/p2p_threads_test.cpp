@@ -36,6 +36,26 @@ TEST_P(InprocP2P, Barrier) {
 INSTANTIATE_TEST_SUITE_P(WorldSizes, InprocP2P, ::testing::Values(1, 2, 3, 4, 7, 16),
                          [](const auto& param_info) { return "world" + std::to_string(param_info.param); });
 
+TEST(InprocP2P, SplitListsTheRanksThatNeverJoined) {
+  run_ranks(
+      4,
+      [](Communicator& comm) {
+        if (comm.rank() < 2) {  // ranks 2 and 3 never call this split
+          try {
+            (void)comm.split(0, comm.rank());
+            ADD_FAILURE() << "a split that two ranks never joined completed";
+          } catch (const Error& error) {
+            EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+            EXPECT_NE(std::string(error.what()).find("ranks 2, 3 have not joined this split"), std::string::npos)
+                << error.what();
+            EXPECT_EQ(error.context().peer, 2) << error.what();
+          }
+        }
+        comm.barrier(kTestTimeout);  // ranks 2 and 3 wait here while the others time out
+      },
+      std::chrono::milliseconds(500));
+}
+
 TEST(InprocP2P, SendTimeoutNamesPeerAndWithdraws) {
   run_ranks(2, [](Communicator& comm) {
     if (comm.rank() == 0) {
