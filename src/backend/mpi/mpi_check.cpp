@@ -14,6 +14,15 @@ std::string mpi_error_text(int code) {
 void throw_mpi_error(int code, const char* call, const ErrorContext& context) {
   ErrorContext with_code = context;
   with_code.native_code = code;
+  int error_class = MPI_ERR_OTHER;
+  MPI_Error_class(code, &error_class);
+  if (error_class == MPI_ERR_TRUNCATE) {
+    throw Error(ErrorCode::size_mismatch,
+                fmt::format("{} failed: {}: a peer sent more than this rank's buffer holds, so the ranks disagree "
+                            "about this call's size",
+                            call, mpi_error_text(code)),
+                std::move(with_code));
+  }
   throw Error(ErrorCode::backend_failure, fmt::format("{} failed: {}", call, mpi_error_text(code)),
               std::move(with_code));
 }
