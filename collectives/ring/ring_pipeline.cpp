@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string>
+
 #include "communicator_impl.hpp"
 #include "meshcomm/communicator.hpp"
 #include "patterns/ring.hpp"
@@ -111,7 +113,6 @@ class RingPipelineImpl {
                     "), and it may still write the pipeline's buffers: destroy the pipeline and create a new one",
                 comm_.context(label));
   }
-
 
   CommunicatorImpl& comm_;
   bool in_flight_ = false;

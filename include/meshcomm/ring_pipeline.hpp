@@ -84,10 +84,13 @@ class MESHCOMM_API RingPipeline {
   [[nodiscard]] std::span<std::byte> current() noexcept;
   /// Starts sending `current()` on and receiving the next block. Every rank must call it the same
   /// number of times. Throws Error(invalid_argument) while a transfer is still in flight. On CUDA
-  /// memory the transfer follows `stream`'s work so far.
+  /// memory the transfer follows `stream`'s work so far. A step whose transfer times out names
+  /// the neighbour not heard from; after a failed transfer, which may still write the buffers,
+  /// `start` and `advance` throw Error(aborted): destroy the pipeline and create a new one.
   Work start(StreamRef stream = {});
   /// The received block becomes `current()`: on host memory once the transfer from `start` is
-  /// complete; on CUDA memory at once, with `stream`'s later work ordered after the transfer.
+  /// complete (rethrowing its error if it failed); on CUDA memory at once, with `stream`'s later
+  /// work ordered after the transfer.
   void advance(StreamRef stream = {});
 
   /// The rank this one sends to and the one it receives from.
