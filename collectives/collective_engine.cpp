@@ -109,6 +109,8 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
                                           std::string_view requested) const {
   const std::uint64_t call = comm.next_collective();
+  comm.record({.operation = to_string(args.kind).data(), .sequence = args.label.sequence,
+               .collective = static_cast<std::int64_t>(call), .bytes = args.bytes(), .type = args.input.type});
   if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args, call);
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven

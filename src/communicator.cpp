@@ -83,6 +83,7 @@ Communicator Communicator::split(int color, int key) const {
 Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("isend");
+  impl.record({.operation = "isend", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
@@ -94,6 +95,7 @@ Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stre
 Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("irecv");
+  impl.record({.operation = "irecv", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
@@ -106,7 +108,9 @@ Work Communicator::ibarrier() {
   auto& impl = *impl_;
   const auto label = impl.begin("barrier");
   // A barrier is a collective: its messages match only the same barrier on every rank.
-  const detail::CollectiveTagWindow tags(impl, detail::barrier_fingerprint(), impl.next_collective());
+  const std::uint64_t call = impl.next_collective();
+  impl.record({.operation = "barrier", .sequence = label.sequence, .collective = static_cast<std::int64_t>(call)});
+  const detail::CollectiveTagWindow tags(impl, detail::barrier_fingerprint(), call);
   return impl.make_work(detail::start_dissemination_barrier(impl, label));
 }
 

@@ -37,7 +37,9 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
       plainly_moved_{moves_host_, moves_cuda_ && !checks_cuda_pointers_},
       root_ranks_(std::move(root_ranks)),
       family_(std::move(family)),
-      fingerprinted_tags_(backend_->max_tag() >= CollectiveTags::kLargest) {}
+      fingerprinted_tags_(backend_->max_tag() >= CollectiveTags::kLargest),
+      recorder_(rank_, size_, root_ranks_.empty() ? rank_ : root_ranks_[static_cast<std::size_t>(rank_)],
+                std::string(to_string(backend_kind_))) {}
 
 int CommunicatorImpl::reserve_internal_tags(int count) {
   if (collective_window_ >= 0 && collective_slot_ + count <= CollectiveTags::kSlots) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "flight_recorder.hpp"
 #include "patterns/collective_tags.hpp"
 #include "scratch_pool.hpp"
 #include "meshcomm/communicator.hpp"
@@ -40,7 +41,13 @@ class CommunicatorImpl {
   [[nodiscard]] const std::vector<int>& root_ranks() const noexcept { return root_ranks_; }
 
   /// A Work over `state` with this communicator's default timeout.
-  [[nodiscard]] Work make_work(std::shared_ptr<WorkState> state) const { return Work(std::move(state), timeout_); }
+  [[nodiscard]] Work make_work(std::shared_ptr<WorkState> state) const {
+    return Work(std::move(state), timeout_, &recorder_);
+  }
+
+  /// Keeps a call in this communicator's flight record (FlightRecorder), dumped on the first
+  /// failure one of its works reports.
+  void record(const FlightEntry& entry) const noexcept { recorder_.record(entry); }
 
   /// Numbers the next operation and checks the communicator is still usable.
   [[nodiscard]] OperationLabel begin(const char* operation) {
@@ -142,6 +149,8 @@ class CommunicatorImpl {
   int collective_slot_ = 0;     ///< its next free slot
   std::uint64_t split_count_ = 0;
   ScratchPool scratch_;
+  /// Diagnostics written from const paths (every call's), never read by them: mutable.
+  mutable FlightRecorder recorder_;
 };
 
 /// While alive, `comm`'s internal tags come from the window of collective number `call` with

@@ -5,11 +5,20 @@
 #include <thread>
 
 #include "meshcomm/error.hpp"
+#include "flight_recorder.hpp"
 #include "work_state.hpp"
 
 namespace meshcomm {
 
-bool Work::test() { return state_ == nullptr || state_->test(); }
+bool Work::test() {
+  if (state_ == nullptr) return true;
+  try {
+    return state_->test();
+  } catch (const Error& error) {
+    if (recorder_ != nullptr) recorder_->dump(error);
+    throw;
+  }
+}
 
 void Work::wait(std::chrono::milliseconds timeout) {
   if (timeout.count() < 0) [[unlikely]] {
@@ -19,7 +28,12 @@ void Work::wait(std::chrono::milliseconds timeout) {
                     "still pending");
   }
   if (state_ == nullptr) return;
-  state_->wait_until(detail::deadline_after(timeout.count() > 0 ? timeout : default_timeout_));
+  try {
+    state_->wait_until(detail::deadline_after(timeout.count() > 0 ? timeout : default_timeout_));
+  } catch (const Error& error) {
+    if (recorder_ != nullptr) recorder_->dump(error);
+    throw;
+  }
 }
 
 namespace detail {

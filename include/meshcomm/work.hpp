@@ -9,6 +9,7 @@ namespace meshcomm {
 
 namespace detail {
 class WorkState;
+class FlightRecorder;
 }
 
 /// The handle of one started operation.
@@ -26,8 +27,9 @@ class [[nodiscard]] MESHCOMM_API Work {
   /// A work that is already complete.
   Work() noexcept = default;
   /// Wraps an operation's state; `default_timeout` applies to `wait()` without an argument.
-  Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout) noexcept
-      : state_(std::move(state)), default_timeout_(default_timeout) {}
+  Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout,
+       detail::FlightRecorder* recorder = nullptr) noexcept
+      : state_(std::move(state)), default_timeout_(default_timeout), recorder_(recorder) {}
   Work(Work&&) noexcept = default;
   Work& operator=(Work&&) noexcept = default;
   Work(const Work&) = delete;
@@ -53,6 +55,8 @@ class [[nodiscard]] MESHCOMM_API Work {
  private:
   std::shared_ptr<detail::WorkState> state_;
   std::chrono::milliseconds default_timeout_{0};
+  /// The communicator's flight recorder, told of the first failure (null: none).
+  detail::FlightRecorder* recorder_ = nullptr;
 };
 
 }  // namespace meshcomm

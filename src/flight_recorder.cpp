@@ -1,0 +1,66 @@
+#include "flight_recorder.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "environment.hpp"
+
+namespace meshcomm::detail {
+
+std::int64_t FlightRecorder::now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string FlightRecorder::to_json(const Error& error) const {
+  nlohmann::json calls = nlohmann::json::array();
+  const std::uint64_t first = next_ > kEntries ? next_ - kEntries : 0;
+  for (std::uint64_t index = first; index < next_; ++index) {
+    const FlightEntry& entry = entries_[index % kEntries];
+    nlohmann::json call = {{"operation", entry.operation}, {"sequence", entry.sequence}, {"bytes", entry.bytes},
+                           {"started_ns", entry.started_ns}};
+    if (entry.collective >= 0) {
+      call["collective"] = entry.collective;
+      call["type"] = std::string(to_string(entry.type));
+    }
+    if (entry.peer >= 0) call["peer"] = entry.peer;
+    calls.push_back(std::move(call));
+  }
+  const nlohmann::json record = {{"rank", rank_},
+                                 {"size", size_},
+                                 {"world_rank", world_rank_},
+                                 {"backend", backend_},
+                                 {"calls_recorded", next_},
+                                 {"dumped_ns", now_ns()},
+                                 {"error", error.what()},
+                                 {"error_sequence", error.context().sequence},
+                                 {"calls", std::move(calls)}};
+  return record.dump(1);
+}
+
+void FlightRecorder::dump(const Error& error) noexcept {
+  if (dumped_.exchange(true)) return;
+  try {
+    const std::string text = to_json(error);
+    if (const auto directory = environment_variable("MESHCOMM_TRACE_DIR")) {
+      static std::atomic<int> dumps{0};  // one file per communicator that fails in this process
+      const std::string path = fmt::format("{}/meshcomm-trace-rank{}-pid{}-{}.json", *directory, world_rank_,
+                                           static_cast<long>(getpid()), dumps.fetch_add(1));
+      std::ofstream(path) << text << "\n";
+      std::fprintf(stderr, "meshcomm: rank %d: the last calls before this failure are in %s\n", world_rank_,
+                   path.c_str());
+    } else {
+      std::fprintf(stderr, "meshcomm: rank %d: the last calls before this failure:\n%s\n", world_rank_, text.c_str());
+    }
+  } catch (...) {
+    // A record that cannot be written must not hide the failure it belongs to.
+  }
+}
+
+}  // namespace meshcomm::detail
