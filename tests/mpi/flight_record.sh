@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs flight_record_probe in MODE under mpirun -np 2, then tools/meshcomm-trace-merge on the
+# records the ranks wrote, and checks that it names the first diverging collective as expected.
+#   flight_record.sh MPIEXEC PROBE SOURCE_DIR MODE
+set -uo pipefail
+mpiexec=$1 probe=$2 source_dir=$3 mode=$4
+records=$(mktemp -d)
+trap 'rm -rf "$records"' EXIT
+MESHCOMM_TIMEOUT=2s MESHCOMM_TRACE_DIR=$records "$mpiexec" -np 2 "$probe" "$mode" 2>&1
+merged=$(/usr/bin/python3 "$source_dir/tools/meshcomm-trace-merge" "$records" 2>&1)
+printf '%s\n' "$merged"
+case "$mode" in
+  other) expected=("first diverging collective: #1" "rank 0: all_gather 8192 B f32" "rank 1: barrier 0 B") ;;
+  missing) expected=("first diverging collective: #1" "rank 0: all_gather 8192 B f32" "rank 1: never started it"
+                     "missing from it: rank(s) 1") ;;
+esac
+for line in "${expected[@]}"; do
+  grep -qF -- "$line" <<<"$merged" || { echo "the merged record does not say: $line"; exit 1; }
+done
+echo "the merged record names the first diverging collective"
