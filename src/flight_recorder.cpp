@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,13 +19,46 @@ std::int64_t FlightRecorder::now_ns() noexcept {
       .count();
 }
 
+namespace {
+
+/// Converts ticks() to steady-clock nanoseconds: measured over a few milliseconds when a record
+/// is written (rarely), so nothing is measured on the calls' path.
+struct TicksToNanoseconds {
+  std::int64_t now_ns;
+  std::uint64_t now_ticks;
+  double ns_per_tick;
+
+  static TicksToNanoseconds measure(std::int64_t (*clock_ns)(), std::uint64_t (*ticks)()) {
+#if defined(__x86_64__)
+    const std::int64_t start_ns = clock_ns();
+    const std::uint64_t start_ticks = ticks();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::int64_t end_ns = clock_ns();
+    const std::uint64_t end_ticks = ticks();
+    const double ratio = static_cast<double>(end_ns - start_ns) / static_cast<double>(end_ticks - start_ticks);
+    return {end_ns, end_ticks, ratio};
+#else
+    const std::int64_t now = clock_ns();
+    (void)ticks;
+    return {now, static_cast<std::uint64_t>(now), 1.0};
+#endif
+  }
+
+  [[nodiscard]] std::int64_t at(std::uint64_t ticks) const {
+    return now_ns - static_cast<std::int64_t>(static_cast<double>(now_ticks - ticks) * ns_per_tick);
+  }
+};
+
+}  // namespace
+
 std::string FlightRecorder::to_json(const Error& error) const {
+  const auto clock = TicksToNanoseconds::measure(&FlightRecorder::now_ns, &FlightRecorder::ticks);
   nlohmann::json calls = nlohmann::json::array();
   const std::uint64_t first = next_ > kEntries ? next_ - kEntries : 0;
   for (std::uint64_t index = first; index < next_; ++index) {
     const FlightEntry& entry = entries_[index % kEntries];
     nlohmann::json call = {{"operation", entry.operation}, {"sequence", entry.sequence}, {"bytes", entry.bytes},
-                           {"started_ns", entry.started_ns}};
+                           {"started_ns", clock.at(entry.started_ticks)}};
     if (entry.collective >= 0) {
       call["collective"] = entry.collective;
       call["type"] = std::string(to_string(entry.type));
@@ -37,7 +71,7 @@ std::string FlightRecorder::to_json(const Error& error) const {
                                  {"world_rank", world_rank_},
                                  {"backend", backend_},
                                  {"calls_recorded", next_},
-                                 {"dumped_ns", now_ns()},
+                                 {"dumped_ns", clock.now_ns},
                                  {"error", error.what()},
                                  {"error_sequence", error.context().sequence},
                                  {"calls", std::move(calls)}};
