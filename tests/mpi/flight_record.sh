@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs flight_record_probe in MODE under mpirun -np 2, then tools/meshcomm-trace-merge on the
 # records the ranks wrote, and checks that it names the first diverging collective as expected.
-#   flight_record.sh MPIEXEC PROBE SOURCE_DIR MODE
+#   flight_record.sh MPIEXEC PROBE MODE
 set -uo pipefail
-mpiexec=$1 probe=$2 source_dir=$3 mode=$4
+mpiexec=$1 probe=$2 mode=$3
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 records=$(mktemp -d)
 trap 'rm -rf "$records"' EXIT
 MESHCOMM_TIMEOUT=2s MESHCOMM_TRACE_DIR=$records "$mpiexec" -np 2 "$probe" "$mode" 2>&1
