@@ -51,6 +51,15 @@ std::chrono::milliseconds Communicator::timeout() const noexcept { return impl_-
 std::span<const int> Communicator::root_ranks() const noexcept { return impl_->root_ranks(); }
 int Communicator::max_tag() const noexcept { return impl_->backend().max_tag(); }
 
+void Communicator::abort() noexcept {
+  auto& backend = impl_->backend();
+  const ErrorContext context{.backend = std::string(to_string(backend.kind())), .operation = "abort",
+                             .rank = backend.rank()};
+  backend.abort(Error(ErrorCode::aborted,
+                      fmt::format("Communicator::abort() was called on rank {} of {}", backend.rank(), backend.size()),
+                      context));
+}
+
 Communicator Communicator::split(int color, int key) const {
   auto& impl = *impl_;
   const auto label = impl.begin("split");

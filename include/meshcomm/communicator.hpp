@@ -73,6 +73,16 @@ class MESHCOMM_API Communicator {
   /// Largest tag `isend`/`irecv` accept (at least 2^20 - 1).
   [[nodiscard]] int max_tag() const noexcept;
 
+  /// Aborts this communicator, for a watchdog or an error handler: local (never waits on a
+  /// peer), returns at once, and is the one call that is safe from any thread while another
+  /// drives the communicator. Every pending `Work` fails with `ErrorCode::aborted` (at once on
+  /// inproc and nccl; on mpi as soon as it is tested or waited on, and when it is destroyed):
+  /// receives are withdrawn, so their buffers are no longer written, except that MPI cannot
+  /// withdraw a collective of its own (`native`) or a send already under way, whose buffers must
+  /// then stay valid until the process ends, as the error says. Every later call fails fast with
+  /// `aborted`. Communicators split from this one are not aborted.
+  void abort() noexcept;
+
   /// Collective: ranks passing the same `color` ≥ 0 form a new communicator, ordered by `key`
   /// and then by rank in this one. Throws `Error(invalid_argument)` for a negative color.
   [[nodiscard]] Communicator split(int color, int key) const;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "meshcomm/buffer.hpp"
 #include "meshcomm/communicator.hpp"
@@ -40,8 +41,14 @@ class FatalState {
   /// Throws Error(aborted) carrying the first fatal error's message, if there was one. Called
   /// before every operation, so the usual answer (none) takes one atomic load and no lock.
   void throw_if_set(const char* operation) const {
-    if (is_set_.load(std::memory_order_acquire)) throw_set(operation);
+    if (is_set()) throw_set(operation);
   }
+  /// Whether a fatal error was set (one atomic load): pending operations check it as they are
+  /// tested, so that they fail too (Communicator::abort).
+  [[nodiscard]] bool is_set() const noexcept { return is_set_.load(std::memory_order_acquire); }
+  /// The Error(aborted) of a pending operation (`context`) once the state is set: what became
+  /// of it ("this receive ... was withdrawn") and the first error's message.
+  [[nodiscard]] Error aborted_error(ErrorContext context, std::string_view outcome) const;
 
  private:
   [[noreturn]] void throw_set(const char* operation) const;
@@ -50,6 +57,11 @@ class FatalState {
   mutable std::mutex mutex_;
   std::optional<Error> error_;
 };
+
+/// What became of a pending send or receive when its communicator turned fatal, for
+/// FatalState::aborted_error: "this receive of 16 bytes from peer 1 was withdrawn", or, where
+/// the engine could not withdraw it, that its buffer must stay valid.
+std::string withdrawal_outcome(bool is_send, std::size_t bytes, int peer, bool withdrawn);
 
 /// The engine beneath a communicator: point-to-point messages on two lanes and splitting.
 /// Algorithms in collectives/ need nothing else; native collectives are optional extras.
@@ -107,6 +119,11 @@ class Backend {
                                                                std::span<const int> /*destinations*/) {
     return nullptr;
   }
+
+  /// Makes the communicator fatal with `cause` and fails its pending operations (Communicator::
+  /// abort). Local, never blocks on a peer, safe from any thread; pending operations that the
+  /// backend cannot reach from here fail as they are next tested or waited on.
+  virtual void abort(const Error& cause) { fatal_->set(cause); }
 
   /// The fatal state shared with this backend's operations.
   [[nodiscard]] const std::shared_ptr<FatalState>& fatal_state() const noexcept { return fatal_; }

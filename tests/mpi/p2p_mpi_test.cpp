@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cases/abort_cases.hpp"
 #include "cases/p2p_cases.hpp"
 #include "harness/mpi_world.hpp"
 
@@ -15,6 +16,7 @@ TEST(MpiP2P, ZeroSizeMessages) { check_zero_size_messages(mpi_world()); }
 TEST(MpiP2P, Split) { check_split(mpi_world()); }
 TEST(MpiP2P, ReceiveTimeoutNamesPeer) { check_receive_timeout(mpi_world()); }
 TEST(MpiP2P, ArgumentErrors) { check_argument_errors(mpi_world()); }
+TEST(MpiP2P, AbortFailsEveryPendingWork) { check_abort(mpi_world()); }
 TEST(MpiP2P, SizeMismatch) { check_size_mismatch(mpi_world()); }
 TEST(MpiP2P, Barrier) {
   for (int i = 0; i < 20; ++i) mpi_world().barrier();

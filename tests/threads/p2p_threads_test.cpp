@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cases/abort_cases.hpp"
 #include "cases/p2p_cases.hpp"
 #include "harness/thread_ranks.hpp"
 #include "meshcomm/bootstrap.hpp"
@@ -23,6 +24,7 @@ TEST_P(InprocP2P, Split) { run_ranks(GetParam(), check_split); }
 TEST_P(InprocP2P, ReceiveTimeoutNamesPeer) { run_ranks(GetParam(), check_receive_timeout); }
 TEST_P(InprocP2P, ArgumentErrors) { run_ranks(GetParam(), check_argument_errors); }
 TEST_P(InprocP2P, SizeMismatch) { run_ranks(GetParam(), check_size_mismatch); }
+TEST_P(InprocP2P, AbortFailsEveryPendingWork) { run_ranks(GetParam(), check_abort); }
 TEST_P(InprocP2P, Barrier) {
   run_ranks(GetParam(), [](Communicator& comm) {
     for (int i = 0; i < 20; ++i) comm.barrier();

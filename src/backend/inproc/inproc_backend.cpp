@@ -32,6 +32,15 @@ std::shared_ptr<WorkState> InprocBackend::irecv(BufferView data, int peer, int t
   return post(false, data.data, data.bytes(), data.memory, peer, tag, lane, label);
 }
 
+void InprocBackend::abort(const Error& cause) {
+  Backend::abort(cause);
+  for (const auto& operation : group_->withdraw_all_of(rank_)) {
+    const auto& d = operation->description();
+    const auto outcome = withdrawal_outcome(d.is_send, d.bytes, d.peer, true);
+    operation->complete(std::make_exception_ptr(fatal_state()->aborted_error(d.context, outcome)));
+  }
+}
+
 std::unique_ptr<Backend> InprocBackend::split(std::span<const int> members, int color, std::uint64_t split_index) {
   const auto me = std::find(members.begin(), members.end(), rank_);
   const int new_rank = static_cast<int>(me - members.begin());

@@ -25,6 +25,8 @@ class InprocBackend final : public Backend {
   std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                    StreamRef stream) override;
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override;
+  /// Sets the fatal state and fails this rank's unmatched sends and receives at once.
+  void abort(const Error& cause) override;
 
  private:
   std::shared_ptr<WorkState> post(bool is_send, void* buffer, std::size_t bytes, MemoryKind memory, int peer, int tag,

@@ -128,6 +128,21 @@ bool InprocGroup::withdraw(const InprocOperation* operation) {
   return true;
 }
 
+std::vector<std::shared_ptr<InprocOperation>> InprocGroup::withdraw_all_of(int owner) {
+  std::vector<std::shared_ptr<InprocOperation>> withdrawn;
+  auto take_owned = [&](std::deque<std::shared_ptr<InprocOperation>>& queue) {
+    std::erase_if(queue, [&](const auto& operation) {
+      if (operation->description().owner != owner) return false;
+      withdrawn.push_back(operation);
+      return true;
+    });
+  };
+  std::lock_guard lock(mutex_);
+  for (auto& queue : unmatched_sends_) take_owned(queue);
+  take_owned(unmatched_receives_[static_cast<std::size_t>(owner)]);
+  return withdrawn;
+}
+
 std::shared_ptr<InprocGroup> InprocGroup::child(std::uint64_t split_index, int color, int member_count) {
   std::lock_guard lock(mutex_);
   auto& pending = children_[{split_index, color}];

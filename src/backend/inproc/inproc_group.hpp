@@ -69,6 +69,9 @@ class InprocGroup : public std::enable_shared_from_this<InprocGroup> {
   /// Removes `operation` if it is still unmatched; false if it was already matched.
   bool withdraw(const InprocOperation* operation);
 
+  /// Removes every unmatched operation that rank `owner` posted on this group, and returns them.
+  std::vector<std::shared_ptr<InprocOperation>> withdraw_all_of(int owner);
+
   /// The group of one split's `color`, created by the first member to ask, shared by all
   /// `member_count` members, and forgotten once each has taken it.
   std::shared_ptr<InprocGroup> child(std::uint64_t split_index, int color, int member_count);

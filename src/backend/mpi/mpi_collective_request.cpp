@@ -8,6 +8,11 @@ namespace meshcomm::detail {
 
 bool MpiCollectiveRequest::test() {
   if (done_) return true;
+  if (fatal_->is_set()) [[unlikely]] {
+    // MPI cannot cancel a collective: the request stays with MPI, which may still use the buffers.
+    throw fatal_->aborted_error(context_, "MPI cannot withdraw a collective, so its buffers must stay valid until "
+                                          "the process ends");
+  }
   int flag = 0;
   if (const int code = MPI_Test(&request, &flag, MPI_STATUS_IGNORE); code != MPI_SUCCESS) [[unlikely]] {
     try {

@@ -7,7 +7,9 @@
 namespace meshcomm::detail {
 
 MpiOperation::~MpiOperation() {
-  // A Work dropped before completion leaves its pieces to finish in the background.
+  // A Work dropped before completion leaves its pieces to finish in the background, unless the
+  // communicator is fatal (aborted): then they are withdrawn where MPI can.
+  if (next_pending_ < pieces_ && fatal_->is_set()) (void)cancel_pending();
   for (std::size_t i = 0; i < pieces_; ++i) {
     if (piece(i).request != MPI_REQUEST_NULL) MPI_Request_free(&piece(i).request);
   }
@@ -52,6 +54,7 @@ void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int
 }
 
 bool MpiOperation::test() {
+  if (error_ == nullptr && next_pending_ < pieces_ && fatal_->is_set()) [[unlikely]] withdraw_after_fatal();
   while (error_ == nullptr && next_pending_ < pieces_) {
     int done = 0;
     MPI_Status status;
@@ -74,11 +77,9 @@ void MpiOperation::wait_until(Clock::time_point deadline) {
   }
 }
 
-void MpiOperation::cancel_after_timeout(Clock::time_point deadline) {
-  const auto& d = description_;
-  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
-  bool stuck = false;
-  const auto context = d.site.context();
+bool MpiOperation::cancel_pending() {
+  bool all_withdrawn = true;
+  const auto context = description_.site.context();
   for (std::size_t i = next_pending_; i < pieces_; ++i) {
     auto& request = piece(i).request;
     MPI_Cancel(&request);
@@ -86,10 +87,25 @@ void MpiOperation::cancel_after_timeout(Clock::time_point deadline) {
     MPI_Status status;
     if (!poll_request(request, status, deadline_after(std::chrono::milliseconds{50}), context)) {
       MPI_Request_free(&request);
-      stuck = true;
+      all_withdrawn = false;
     }
   }
   next_pending_ = pieces_;
+  return all_withdrawn;
+}
+
+void MpiOperation::withdraw_after_fatal() {
+  const auto& d = description_;
+  const bool withdrawn = cancel_pending();
+  error_ = std::make_exception_ptr(
+      fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes, d.peer, withdrawn)));
+}
+
+void MpiOperation::cancel_after_timeout(Clock::time_point deadline) {
+  const auto& d = description_;
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
+  const bool stuck = !cancel_pending();
+  const auto context = d.site.context();
   auto error = d.is_send ? Error(ErrorCode::timeout,
                                  fmt::format("send of {} bytes to peer {} (tag {}) was not received within {} ms: "
                                              "peer {} posted no matching receive",

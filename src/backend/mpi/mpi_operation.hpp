@@ -35,6 +35,12 @@ class MpiOperation final : public WorkState {
   /// Records a completed piece's status; returns false on a failure (stored in error_).
   void finish_piece(std::size_t index, const MPI_Status& status, int code);
   void cancel_after_timeout(Clock::time_point deadline);
+  /// Fails the operation with the communicator's fatal error (after an abort or another
+  /// operation's fatal failure), withdrawing its pending pieces where MPI can.
+  void withdraw_after_fatal();
+  /// Cancels the pending pieces, waiting briefly for each; false if MPI could not cancel one
+  /// (a send already under way), whose request is then freed and left to finish.
+  bool cancel_pending();
 
   /// One MPI request and the bytes it carries.
   struct Piece {
