@@ -1,12 +1,16 @@
 // A peer that vanishes: rank 1 exits right after the communicator is created, without MPI_Finalize.
-// Rank 0's receive from it must end in a timeout naming peer 1, and rank 0 must then leave too:
-// its MpiSession's MPI_Finalize would wait for rank 1 forever, so it ends the process after the
-// timeout, saying why. Run under `mpirun --mca orte_abort_on_non_zero_status 0 -np 2` with a short
-// MESHCOMM_TIMEOUT; ctest checks what rank 0 printed (a hang fails by ctest's timeout).
+// Rank 0's operation on it (argv[1]: "receive", "ring" for a ring all-gather, "native" for Open
+// MPI's own) must end in peer_failure naming rank 1, well before the timeout, since rank 1's
+// process is seen to have ended; and rank 0 must then leave too: its MpiSession's MPI_Finalize
+// would wait for rank 1 forever, so it ends the process after the timeout, saying why. Run under
+// `mpirun --mca orte_abort_on_non_zero_status 0 -np 2`; ctest checks what rank 0 printed (a hang
+// fails by ctest's timeout).
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "meshcomm/communicator.hpp"
@@ -15,17 +19,26 @@
 
 int main(int argc, char** argv) {
   meshcomm::MpiSession session(argc, argv);
+  const std::string_view mode = argc > 1 ? argv[1] : "receive";
   meshcomm::MpiBootstrap bootstrap;
   auto comm = meshcomm::Communicator::create(bootstrap);
   if (comm.rank() == 1) _exit(3);
   if (comm.rank() != 0) return 0;
-  std::vector<float> incoming(4);
+  std::vector<float> incoming(4), shard(4, 1.0F), gathered(4 * static_cast<std::size_t>(comm.size()));
+  const auto started = std::chrono::steady_clock::now();
   try {
-    comm.irecv(incoming, 1, 5).wait();
-    std::printf("rank 0: the receive from the vanished peer completed\n");
+    if (mode == "receive") {
+      comm.irecv(incoming, 1, 5).wait();
+    } else {
+      comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = mode}).wait();
+    }
+    std::printf("rank 0: the %s with the vanished peer completed\n", argv[1]);
   } catch (const meshcomm::Error& error) {
     std::printf("rank 0: %s\n", error.what());
   }
+  const auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("rank 0: the %.*s failed after %.2f s of a %lld s timeout\n", static_cast<int>(mode.size()),
+              mode.data(), waited, static_cast<long long>(comm.timeout().count() / 1000));
   std::printf("rank 0: leaving main\n");
   std::fflush(stdout);
   return 0;

@@ -26,6 +26,30 @@ MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout
   return copy;
 }
 
+namespace {
+
+/// Every rank's ProcessIdentity, in rank order: a nonblocking all-gather waited for at most
+/// `timeout` (every rank has just joined a duplicate, so this normally takes microseconds).
+RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::milliseconds timeout,
+                                          const ErrorContext& where) {
+  const ProcessIdentity mine = ProcessIdentity::of_this_process();
+  std::vector<ProcessIdentity> all(static_cast<std::size_t>(size));
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm, &request),
+            "MPI_Iallgather", where);
+  MPI_Status status;
+  if (!poll_request(request, status, deadline_after(timeout), where)) {
+    throw Error(ErrorCode::timeout,
+                fmt::format("exchanging the ranks' process identities did not complete within {} ms: some rank has "
+                            "left; no communicator was made",
+                            timeout.count()),
+                where);
+  }
+  return RankProcesses(std::move(all));
+}
+
+}  // namespace
+
 MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_(user), timeout_(timeout) {
   const ErrorContext where{.backend = "mpi", .operation = "create"};
   check_mpi(MPI_Comm_set_errhandler(user_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", where);
@@ -33,6 +57,8 @@ MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_
   check_mpi(MPI_Comm_size(user_, &size_), "MPI_Comm_size", where);
   internal_ = duplicate_communicator(user_, timeout_, "duplicating the communicator for meshcomm's own messages",
                                      {.backend = "mpi", .operation = "create", .rank = rank_});
+  processes_ = exchange_process_identities(internal_, size_, timeout_, {.backend = "mpi", .operation = "create",
+                                                                         .rank = rank_});
   // MPI attaches the tag bound to MPI_COMM_WORLD and it holds for every communicator; Open MPI
   // does not repeat it on communicators made by MPI_Comm_split.
   for (MPI_Comm holder : {user_, MPI_COMM_WORLD}) {
@@ -77,7 +103,8 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
                                              OperationLabel label, StreamRef) {
   const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where},
+      MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
+                                .processes = &processes_},
       fatal_state());
   // MPI_Isend only reads through the pointer.
   auto* base = static_cast<std::byte*>(const_cast<void*>(data.data));
@@ -92,7 +119,8 @@ std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag,
                                              StreamRef) {
   const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
-      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where},
+      MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
+                                .processes = &processes_},
       fatal_state());
   return start_in_pieces(std::move(operation), static_cast<std::byte*>(data.data), data.bytes(),
                          [&](std::byte* pointer, int count) {

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "../backend.hpp"
+#include "process_liveness.hpp"
 
 namespace meshcomm::detail {
 
@@ -51,6 +52,8 @@ class MpiBackend final : public Backend {
   int size_ = 1;
   int max_tag_ = 32767;
   std::chrono::milliseconds timeout_;
+  /// Each rank's process, so that waits can tell an ended peer (peer_failure) from a slow one.
+  RankProcesses processes_;
 };
 
 /// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "process_liveness.hpp"
 
 namespace meshcomm::detail {
 
@@ -15,8 +16,11 @@ namespace meshcomm::detail {
 /// so a timeout makes the communicator fatal.
 class MpiCollectiveRequest final : public WorkState {
  public:
-  MpiCollectiveRequest(ErrorContext context, std::shared_ptr<FatalState> fatal)
-      : context_(std::move(context)), fatal_(std::move(fatal)) {}
+  /// `processes` (owned by the backend, which outlives the request) tell ended peers; null: not
+  /// looked at.
+  MpiCollectiveRequest(ErrorContext context, std::shared_ptr<FatalState> fatal,
+                       const RankProcesses* processes = nullptr)
+      : context_(std::move(context)), fatal_(std::move(fatal)), processes_(processes) {}
 
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<int> counts;          ///< int arrays MPI reads (all_to_allv)
@@ -31,8 +35,15 @@ class MpiCollectiveRequest final : public WorkState {
 
  private:
   ErrorContext context_;
+  /// Now and then, as it is tested incomplete: fails with peer_failure, and the communicator
+  /// with it, if a rank's process is seen to have ended.
+  void look_for_ended_rank();
+
   std::shared_ptr<FatalState> fatal_;
+  const RankProcesses* processes_;
   bool done_ = false;
+  unsigned incomplete_tests_ = 0;
+  Clock::time_point liveness_checked_{};
 };
 
 }  // namespace meshcomm::detail

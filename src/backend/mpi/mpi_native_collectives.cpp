@@ -63,7 +63,7 @@ std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) co
 }
 
 std::shared_ptr<WorkState> MpiBackend::start_native(const CollectiveArgs& args) {
-  auto operation = std::make_shared<MpiCollectiveRequest>(context(args.label, -1), fatal_state());
+  auto operation = std::make_shared<MpiCollectiveRequest>(context(args.label, -1), fatal_state(), &processes_);
   const ErrorContext& where = operation->context();
   const MPI_Comm comm = internal_;
   const void* input = args.in_place ? MPI_IN_PLACE : args.input.data;

@@ -14,8 +14,8 @@ namespace {
 
 class MpiNeighborGraph final : public NeighborGraph {
  public:
-  MpiNeighborGraph(MPI_Comm graph, int rank, std::shared_ptr<FatalState> fatal)
-      : graph_(graph), rank_(rank), fatal_(std::move(fatal)) {}
+  MpiNeighborGraph(MPI_Comm graph, int rank, std::shared_ptr<FatalState> fatal, const RankProcesses* processes)
+      : graph_(graph), rank_(rank), fatal_(std::move(fatal)), processes_(processes) {}
   ~MpiNeighborGraph() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -26,7 +26,7 @@ class MpiNeighborGraph final : public NeighborGraph {
                                    std::span<const int> send_offsets, void* recv, std::span<const int> recv_counts,
                                    std::span<const int> recv_offsets) override {
     const ErrorContext where{.backend = "mpi", .operation = "MPI_Ineighbor_alltoallv", .rank = rank_};
-    auto state = std::make_shared<MpiCollectiveRequest>(where, fatal_);
+    auto state = std::make_shared<MpiCollectiveRequest>(where, fatal_, processes_);
     check_mpi(MPI_Ineighbor_alltoallv(send, send_counts.data(), send_offsets.data(), MPI_BYTE, recv, recv_counts.data(),
                                       recv_offsets.data(), MPI_BYTE, graph_, &state->request),
               "MPI_Ineighbor_alltoallv", where);
@@ -37,6 +37,7 @@ class MpiNeighborGraph final : public NeighborGraph {
   MPI_Comm graph_;
   int rank_;
   std::shared_ptr<FatalState> fatal_;
+  const RankProcesses* processes_;  // the backend's, which outlives the graph
 };
 
 }  // namespace
@@ -50,7 +51,7 @@ std::unique_ptr<NeighborGraph> MpiBackend::create_neighbor_graph(std::span<const
                                            MPI_INFO_NULL, 0, &graph),
             "MPI_Dist_graph_create_adjacent", where);
   check_mpi(MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", where);
-  return std::make_unique<MpiNeighborGraph>(graph, rank_, fatal_state());
+  return std::make_unique<MpiNeighborGraph>(graph, rank_, fatal_state(), &processes_);
 }
 
 }  // namespace meshcomm::detail

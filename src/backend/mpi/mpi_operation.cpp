@@ -59,7 +59,10 @@ bool MpiOperation::test() {
     int done = 0;
     MPI_Status status;
     const int code = MPI_Test(&piece(next_pending_).request, &done, &status);
-    if (code == MPI_SUCCESS && done == 0) return false;
+    if (code == MPI_SUCCESS && done == 0) {
+      look_for_ended_peer();
+      return false;
+    }
     finish_piece(next_pending_, status, code);
     ++next_pending_;
   }
@@ -69,12 +72,38 @@ bool MpiOperation::test() {
 
 void MpiOperation::wait_until(Clock::time_point deadline) {
   for (unsigned spins = 0; !test(); ++spins) {
-    if ((spins & 63U) == 63U && Clock::now() >= deadline) {
-      cancel_after_timeout(deadline);
-      std::rethrow_exception(error_);
+    if ((spins & 63U) == 63U) {
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        cancel_after_timeout(deadline);
+        std::rethrow_exception(error_);
+      }
     }
     backoff(spins);
   }
+}
+
+void MpiOperation::look_for_ended_peer() {
+  // Whoever polls this operation (a wait, a collective's schedule, a progress thread) polls often:
+  // the clock is read every 1024 incomplete tests, the peer looked at every kLivenessInterval.
+  if ((++incomplete_tests_ & 1023U) != 0) return;
+  const auto now = Clock::now();
+  if (now - liveness_checked_ < kLivenessInterval) return;
+  liveness_checked_ = now;
+  const auto& d = description_;
+  if (d.processes == nullptr || d.processes->ended(std::span(&d.peer, 1)).empty()) return;
+  cancel_pending();
+  Error error(ErrorCode::peer_failure,
+              fmt::format("{} has ended, so this {} (tag {}) can never complete; the communicator cannot be used "
+                          "again",
+                          d.processes->describe(d.peer),
+                          d.is_send ? fmt::format("send of {} bytes to it", d.bytes)
+                                    : fmt::format("receive of {} bytes from it", d.bytes),
+                          d.tag),
+              d.site.context());
+  fatal_->set(error);
+  error_ = std::make_exception_ptr(error);
+  std::rethrow_exception(error_);
 }
 
 bool MpiOperation::cancel_pending() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "process_liveness.hpp"
 
 namespace meshcomm::detail {
 
@@ -19,6 +20,8 @@ class MpiOperation final : public WorkState {
     int tag;
     std::size_t bytes;
     CallSite site;
+    /// The ranks' processes (owned by the backend, which outlives its operations).
+    const RankProcesses* processes = nullptr;
   };
 
   MpiOperation(Description description, std::shared_ptr<FatalState> fatal)
@@ -41,6 +44,9 @@ class MpiOperation final : public WorkState {
   /// Cancels the pending pieces, waiting briefly for each; false if MPI could not cancel one
   /// (a send already under way), whose request is then freed and left to finish.
   bool cancel_pending();
+  /// Now and then, as it is tested incomplete: fails the operation with peer_failure, and the
+  /// communicator with it, if its peer's process is seen to have ended.
+  void look_for_ended_peer();
 
   /// One MPI request and the bytes it carries.
   struct Piece {
@@ -57,6 +63,8 @@ class MpiOperation final : public WorkState {
   std::size_t next_pending_ = 0;
   std::exception_ptr error_;
   Clock::time_point started_ = Clock::now();
+  Clock::time_point liveness_checked_ = started_;
+  unsigned incomplete_tests_ = 0;
 };
 
 /// Largest message piece handed to one MPI call.

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace meshcomm::detail {
+
+/// How often a wait looks whether the processes it waits on have ended.
+inline constexpr std::chrono::milliseconds kLivenessInterval{100};
+
+/// Who a rank is as an operating-system process, exchanged when a communicator is made, so that
+/// a wait can tell a peer that has exited from one that is only slow. Plain data: it travels as
+/// bytes.
+struct ProcessIdentity {
+  std::uint64_t host = 0;           ///< hash of the kernel's boot id: equal on one host, one boot
+  std::uint64_t pid_namespace = 0;  ///< inode of the pid namespace: pids compare only within one
+  std::uint64_t start_time = 0;     ///< start time in clock ticks since boot: tells a reused pid
+  std::int64_t pid = 0;
+
+  /// This process.
+  static ProcessIdentity of_this_process();
+};
+
+/// Whether the process `peer` names has certainly ended (exited, killed, a zombie, or its pid
+/// reused). Only a process on this host, in this pid namespace, can be seen: for any other the
+/// answer is false (not known to have ended). Reads /proc; never blocks on the peer.
+bool has_ended(const ProcessIdentity& peer);
+
+/// The processes of a communicator's ranks, in rank order, and which of them are seen to have
+/// ended.
+class RankProcesses {
+ public:
+  RankProcesses() = default;
+  explicit RankProcesses(std::vector<ProcessIdentity> ranks) : ranks_(std::move(ranks)) {}
+
+  /// The ranks among `candidates` whose processes have ended (empty: none seen; ranks on other
+  /// hosts are never seen).
+  [[nodiscard]] std::vector<int> ended(std::span<const int> candidates) const;
+  /// The ranks other than `self` whose processes have ended.
+  [[nodiscard]] std::vector<int> ended_except(int self) const;
+  /// "pid 1234 on this host" for the error message of an ended rank.
+  [[nodiscard]] std::string describe(int rank) const;
+
+ private:
+  std::vector<ProcessIdentity> ranks_;
+};
+
+}  // namespace meshcomm::detail
