@@ -106,12 +106,12 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
               comm.context(args.label));
 }
 
-MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const CollectiveArgs& args,
+MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs& args,
                                           std::string_view requested) const {
-  const std::uint64_t call = comm.next_collective();
+  const std::uint64_t call = args.call = comm.next_collective();
   comm.record({.operation = to_string(args.kind).data(), .sequence = args.label.sequence,
                .collective = static_cast<std::int64_t>(call), .bytes = args.bytes(), .type = args.input.type});
-  if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args, call);
+  if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args);
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
   // one on host memory (on CUDA memory it must first wait for the stream, below).
@@ -122,13 +122,13 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, const Collecti
       return work_failing_communicator(comm, std::move(state));
     }
   }
-  return start_chosen(comm, args, requested, call);
+  return start_chosen(comm, args, requested);
 }
 
-Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested,
-                                    std::uint64_t call) const {
+Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                    std::string_view requested) const {
   const auto& algorithm = choose(comm, args, requested);
-  const CollectiveTagWindow tags(comm, call_fingerprint(args), call);
+  const CollectiveTagWindow tags(comm, call_fingerprint(args), args.call);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
   const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();

@@ -36,16 +36,14 @@ class CollectiveEngine {
     return choose_by_name_or_table(comm, args, requested);
   }
 
-  /// Chooses and starts the collective.
-  [[nodiscard]] Work start(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
+  /// Numbers the collective (`args.call`), then chooses and starts it.
+  [[nodiscard]] Work start(CommunicatorImpl& comm, CollectiveArgs& args, std::string_view requested) const;
 
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
-  /// start() for every call that does not go straight to the backend's own collective; `call` is
-  /// the collective's number on the communicator, which its internal tags carry.
-  [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested,
-                                  std::uint64_t call) const;
+  /// start() for every call that does not go straight to the backend's own collective.
+  [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
   /// choose() past the fast path: a requested or forced name, else the table, else the list.
   [[nodiscard]] const Algorithm& choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                                          std::string_view requested) const;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "backend/backend.hpp"
 #include "meshcomm/buffer.hpp"
@@ -20,6 +21,8 @@ struct CollectiveArgs {
   /// Orders the call on CUDA memory (see CollectiveOptions::stream).
   StreamRef stream;
   OperationLabel label;
+  /// The collective's number on its communicator (set as it starts; see CollectiveTags).
+  std::uint64_t call = 0;
   /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
   [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }
 };

@@ -49,7 +49,7 @@ int CommunicatorImpl::reserve_internal_tags(int count) {
   }
   // Other internal operations are issued in the same order on every rank, so a counter names
   // each one identically everywhere; wrapping is harmless since matching is FIFO per tag.
-  const int largest = fingerprinted_tags_ ? CollectiveTags::kFirst - 1 : backend_->max_tag();
+  const int largest = CollectiveTags::reserved(backend_->max_tag()) - 1;
   if (internal_tag_ > largest - count) internal_tag_ = 0;
   const int first = internal_tag_;
   internal_tag_ += count;

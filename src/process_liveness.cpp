@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace meshcomm::detail {
 
@@ -94,6 +95,15 @@ std::vector<int> RankProcesses::ended_except(int self) const {
 std::string RankProcesses::describe(int rank) const {
   if (rank < 0 || static_cast<std::size_t>(rank) >= ranks_.size()) return fmt::format("rank {}", rank);
   return fmt::format("rank {} (pid {} on this host)", rank, ranks_[static_cast<std::size_t>(rank)].pid);
+}
+
+Error RankProcesses::failure(std::span<const int> ranks, ErrorContext context, std::string_view consequence) const {
+  std::vector<std::string> names;
+  for (int rank : ranks) names.push_back(describe(rank));
+  if (!ranks.empty()) context.peer = ranks.front();
+  return Error(ErrorCode::peer_failure,
+               fmt::format("{} {} ended, so {}", fmt::join(names, ", "), ranks.size() == 1 ? "has" : "have", consequence),
+               std::move(context));
 }
 
 }  // namespace meshcomm::detail

@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
 
@@ -41,11 +44,34 @@ class RankProcesses {
   [[nodiscard]] std::vector<int> ended(std::span<const int> candidates) const;
   /// The ranks other than `self` whose processes have ended.
   [[nodiscard]] std::vector<int> ended_except(int self) const;
-  /// "pid 1234 on this host" for the error message of an ended rank.
+  /// "rank 3 (pid 1234 on this host)" for the error message of an ended rank.
   [[nodiscard]] std::string describe(int rank) const;
+  /// Error(peer_failure) naming the ended `ranks` (the first becomes the context's peer) and
+  /// `consequence`: "rank 1 (pid 1234 on this host) has ended, so <consequence>".
+  [[nodiscard]] Error failure(std::span<const int> ranks, ErrorContext context, std::string_view consequence) const;
 
  private:
   std::vector<ProcessIdentity> ranks_;
+};
+
+/// When an operation polled incomplete should look at its peers' processes: the clock is read
+/// every 1024 polls, and the processes looked at every kLivenessInterval from the first reading,
+/// so an operation that completes soon never reads the clock.
+class LivenessSchedule {
+ public:
+  /// Call on every incomplete poll; true when it is time to look.
+  bool due() noexcept {
+    if ((++polls_ & 1023U) != 0) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (looked_ == std::chrono::steady_clock::time_point{}) looked_ = now;
+    if (now - looked_ < kLivenessInterval) return false;
+    looked_ = now;
+    return true;
+  }
+
+ private:
+  unsigned polls_ = 0;
+  std::chrono::steady_clock::time_point looked_{};
 };
 
 }  // namespace meshcomm::detail

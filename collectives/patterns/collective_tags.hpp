@@ -11,7 +11,7 @@ namespace meshcomm::detail {
 /// The internal tags of collective calls, so that call k of a communicator matches only call k
 /// of the same shape on every rank. Where the backend's tags have 30 bits, tags below 2^29 are
 /// handed out in order (setup, barriers, halo plans, ring pipelines), and those from 2^29 on
-/// belong to collective calls, each a window of 32 slots:
+/// belong to collective calls, each a window of 32 slots (and one tag is reserved, below):
 ///
 ///     [1][fingerprint: 14 bits][collective number mod 1024: 10 bits][slot: 5 bits]
 ///
@@ -30,6 +30,11 @@ struct CollectiveTags {
   static constexpr int kFirst = 1 << (kSlotBits + kCallBits + kFingerprintBits);
   /// The largest tag the layout uses: backends with fewer tags keep ordered tags only.
   static constexpr int kLargest = 2 * kFirst - 1;
+
+  /// The one internal tag that ordered tags never take, for the backend's own reports (what a
+  /// rank was waiting in when a native collective timed out): just below the collective tags,
+  /// or a backend's largest tag where its tags are too few for them.
+  static constexpr int reserved(int max_tag) noexcept { return max_tag >= kLargest ? kFirst - 1 : max_tag; }
 
   /// The first tag of collective number `call` with `fingerprint`.
   static constexpr int window(std::uint64_t fingerprint, std::uint64_t call) noexcept {

@@ -47,13 +47,21 @@ void check_abort(Communicator& world) {
   std::vector<float> shard(block, 2.0F), gathered(block * static_cast<std::size_t>(comm.size()), kUntouched);
   std::vector<float> native_gathered(gathered.size(), kUntouched);
 
+  if (has_native) {
+    // Agrees the native all-gather's shape, so that rank 0's next one is posted at once.
+    comm.all_gather(std::span<const float>(shard), std::span(native_gathered), {.algorithm = "native"})
+        .wait(std::chrono::minutes(1));
+  }
   if (comm.rank() == 0) {
     auto receive = comm.irecv(std::span(received), 1, kLateTag);
     auto send = comm.isend(std::span<const float>(sent), 1, kLateTag + 1);
     auto gather = comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = "ring"});
-    Work native;
+    Work native, unagreed_native;
     if (has_native) {
       native = comm.all_gather(std::span<const float>(shard), std::span(native_gathered), {.algorithm = "native"});
+      // A shape no rank has called yet waits for the ranks to agree on it before it is posted.
+      unagreed_native = comm.all_gather(std::span<const float>(shard.data(), block / 2),
+                                        std::span(gathered.data(), block / 2 * comm.size()), {.algorithm = "native"});
     }
     Clock::time_point abort_called, abort_returned;
     std::thread watchdog([&] {
@@ -72,6 +80,8 @@ void check_abort(Communicator& world) {
     if (has_native) {
       const auto native_error = expect_aborted(native, "the pending native all_gather");
       EXPECT_NE(std::string(native_error.what()).find("must stay valid"), std::string::npos) << native_error.what();
+      const auto unagreed_error = expect_aborted(unagreed_native, "the native all_gather of a new shape");
+      EXPECT_NE(std::string(unagreed_error.what()).find("never started"), std::string::npos) << unagreed_error.what();
     }
     const auto later = expect_error([&] { comm.barrier(std::chrono::minutes(1)); });
     EXPECT_EQ(later.code(), ErrorCode::aborted) << later.what();

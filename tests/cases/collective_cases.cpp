@@ -282,60 +282,83 @@ void check_mismatched_calls(Communicator& world) {
   const bool odd_one = world.rank() == 0;
   std::vector<float> in(4096, 1.0F), out(4096 * static_cast<std::size_t>(world.size()), 0.0F);
   std::vector<double> in_double(4096, 1.0), out_double(out.size(), 0.0);
-  const std::size_t n = odd_one ? 1000 : 1024;  // per-rank elements
+  // Each case's call as rank 0 makes it (`as_odd_one`) and as the others make it.
   auto gather = [&](Communicator& comm, std::string_view algorithm, std::size_t count) {
     return comm.all_gather(std::span<const float>(in.data(), count), std::span<float>(out.data(), count * comm.size()),
                            {.algorithm = algorithm});
   };
-  auto scatter = [&](Communicator& comm, std::string_view algorithm, ReduceOp op) {
-    return comm.reduce_scatter(std::span<const float>(out.data(), n * comm.size()), std::span<float>(in.data(), n),
-                               {.op = op, .algorithm = algorithm});
+  auto scatter = [&](Communicator& comm, std::string_view algorithm, std::size_t count, ReduceOp op) {
+    return comm.reduce_scatter(std::span<const float>(out.data(), count * comm.size()),
+                               std::span<float>(in.data(), count), {.op = op, .algorithm = algorithm});
   };
   struct Case {
     const char* what;
     CollectiveKind kind;
-    std::function<Work(Communicator&, std::string_view)> call;
+    std::function<Work(Communicator&, std::string_view, bool as_odd_one)> call;
   };
   const std::vector<Case> cases = {
       {"all_gather count 1000 on rank 0, 1024 elsewhere", CollectiveKind::all_gather,
-       [&](Communicator& comm, std::string_view algorithm) { return gather(comm, algorithm, n); }},
+       [&](Communicator& comm, std::string_view algorithm, bool odd) {
+         return gather(comm, algorithm, odd ? 1000 : 1024);
+       }},
       {"all_gather f32 on rank 0, f64 elsewhere", CollectiveKind::all_gather,
-       [&](Communicator& comm, std::string_view algorithm) {
-         if (odd_one) return gather(comm, algorithm, 1000);
+       [&](Communicator& comm, std::string_view algorithm, bool odd) {
+         if (odd) return gather(comm, algorithm, 1000);
          return comm.all_gather(std::span<const double>(in_double.data(), 1000),
                                 std::span<double>(out_double.data(), 1000 * comm.size()), {.algorithm = algorithm});
        }},
       {"all_gather on rank 0, reduce_scatter elsewhere", CollectiveKind::all_gather,
-       [&](Communicator& comm, std::string_view algorithm) {
-         return odd_one ? gather(comm, algorithm, 1024) : scatter(comm, algorithm, ReduceOp::sum);
+       [&](Communicator& comm, std::string_view algorithm, bool odd) {
+         return odd ? gather(comm, algorithm, 1024) : scatter(comm, algorithm, 1024, ReduceOp::sum);
        }},
       {"reduce_scatter sum on rank 0, max elsewhere", CollectiveKind::reduce_scatter,
-       [&](Communicator& comm, std::string_view algorithm) {
-         return scatter(comm, algorithm, odd_one ? ReduceOp::sum : ReduceOp::max);
+       [&](Communicator& comm, std::string_view algorithm, bool odd) {
+         return scatter(comm, algorithm, 1024, odd ? ReduceOp::sum : ReduceOp::max);
        }},
       {"reduce_scatter count 1000 on rank 0, 1024 elsewhere", CollectiveKind::reduce_scatter,
-       [&](Communicator& comm, std::string_view algorithm) { return scatter(comm, algorithm, ReduceOp::sum); }},
+       [&](Communicator& comm, std::string_view algorithm, bool odd) {
+         return scatter(comm, algorithm, odd ? 1000 : 1024, ReduceOp::sum);
+       }},
+  };
+  auto expect_failure = [&](const std::string& what, const std::function<Work()>& call) {
+    try {
+      call().wait(std::chrono::milliseconds(500));
+      ADD_FAILURE() << what << ": rank " << world.rank() << " returned success";
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::unsupported) return;  // the algorithm does not run here at all
+      if (error.code() == ErrorCode::invalid_argument) {
+        // The ranks exchanged their calls first (native, at a shape's first call): each is listed.
+        EXPECT_NE(std::string(error.what()).find("the ranks disagree about this collective: rank 0 #"),
+                  std::string::npos)
+            << what << ": " << error.what();
+        return;
+      }
+      EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::size_mismatch)
+          << what << ": " << error.what();
+      EXPECT_GE(error.context().peer, 0) << what << ": the error names no peer: " << error.what();
+    }
   };
   for (const auto& c : cases) {
     for (auto algorithm : world.algorithms(c.kind)) {
-      if (algorithm == "native") continue;  // Open MPI matches its own collectives by order alone
       // The other kind of call must run an algorithm of the same name; every kind has these.
-      if (std::string_view(c.what).find("reduce_scatter elsewhere") != std::string_view::npos && algorithm != "ring") {
+      if (std::string_view(c.what).find("reduce_scatter elsewhere") != std::string_view::npos && algorithm != "ring" &&
+          algorithm != "native") {
         continue;
       }
-      auto comm = world.split(0, world.rank());
       const std::string what = std::string(c.what) + ", algorithm " + std::string(algorithm);
-      try {
-        c.call(comm, algorithm).wait(std::chrono::milliseconds(500));
-        ADD_FAILURE() << what << ": rank " << world.rank() << " returned success";
-      } catch (const Error& error) {
-        if (error.code() != ErrorCode::unsupported) {  // unsupported: the algorithm does not run here at all
-          EXPECT_TRUE(error.code() == ErrorCode::timeout || error.code() == ErrorCode::size_mismatch)
-              << what << ": " << error.what();
-          EXPECT_GE(error.context().peer, 0) << what << ": the error names no peer: " << error.what();
-        }
+      {
+        auto comm = world.split(0, world.rank());
+        expect_failure(what, [&] { return c.call(comm, algorithm, odd_one); });
+        world.barrier();
       }
-      world.barrier();
+      if (algorithm == "native" && world.backend() == BackendKind::mpi) {
+        // Both shapes already agreed (each rank made both calls), then the ranks disagree.
+        auto comm = world.split(0, world.rank());
+        c.call(comm, algorithm, true).wait();
+        c.call(comm, algorithm, false).wait();
+        expect_failure(what + ", both shapes seen before", [&] { return c.call(comm, algorithm, odd_one); });
+        world.barrier();
+      }
     }
   }
 }

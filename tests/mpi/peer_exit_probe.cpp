@@ -1,6 +1,7 @@
 // A peer that vanishes: rank 1 exits right after the communicator is created, without MPI_Finalize.
 // Rank 0's operation on it (argv[1]: "receive", "ring" for a ring all-gather, "native" for Open
-// MPI's own) must end in peer_failure naming rank 1, well before the timeout, since rank 1's
+// MPI's own of a shape not yet agreed, "native_agreed" for one whose shape both ranks called
+// before rank 1 left) must end in peer_failure naming rank 1, well before the timeout, since rank 1's
 // process is seen to have ended; and rank 0 must then leave too: its MpiSession's MPI_Finalize
 // would wait for rank 1 forever, so it ends the process after the timeout, saying why. Run under
 // `mpirun --mca orte_abort_on_non_zero_status 0 -np 2`; ctest checks what rank 0 printed (a hang
@@ -22,15 +23,18 @@ int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "receive";
   meshcomm::MpiBootstrap bootstrap;
   auto comm = meshcomm::Communicator::create(bootstrap);
+  std::vector<float> incoming(4), shard(4, 1.0F), gathered(4 * static_cast<std::size_t>(comm.size()));
+  const bool agreed = mode == "native_agreed";
+  if (agreed) comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = "native"}).wait();
   if (comm.rank() == 1) _exit(3);
   if (comm.rank() != 0) return 0;
-  std::vector<float> incoming(4), shard(4, 1.0F), gathered(4 * static_cast<std::size_t>(comm.size()));
   const auto started = std::chrono::steady_clock::now();
   try {
     if (mode == "receive") {
       comm.irecv(incoming, 1, 5).wait();
     } else {
-      comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = mode}).wait();
+      const std::string_view algorithm = agreed ? "native" : mode;
+      comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = algorithm}).wait();
     }
     std::printf("rank 0: the %s with the vanished peer completed\n", argv[1]);
   } catch (const meshcomm::Error& error) {

@@ -82,6 +82,9 @@ TEST(CollectiveTags, WindowsLieAboveOrderedTagsAndApartByCallAndShape) {
     EXPECT_EQ(first % CollectiveTags::kSlots, 0);
   }
   EXPECT_EQ(CollectiveTags::kLargest, (1 << 30) - 1);  // within every backend's 30-bit tags
+  // The reserved tag lies outside the windows, and at the top of a backend with fewer tags.
+  EXPECT_LT(CollectiveTags::reserved(CollectiveTags::kLargest), CollectiveTags::kFirst);
+  EXPECT_EQ(CollectiveTags::reserved(32767), 32767);
   // Consecutive calls of one shape, and the same call of another shape, never share a tag.
   EXPECT_NE(CollectiveTags::window(shape, 6), CollectiveTags::window(shape, 7));
   EXPECT_EQ(CollectiveTags::window(shape, 7), CollectiveTags::window(shape, 7 + 1024));  // the number wraps

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "mpi_check.hpp"
+#include "patterns/collective_tags.hpp"
 #include "mpi_operation.hpp"
 
 namespace meshcomm::detail {
@@ -57,8 +58,6 @@ MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_
   check_mpi(MPI_Comm_size(user_, &size_), "MPI_Comm_size", where);
   internal_ = duplicate_communicator(user_, timeout_, "duplicating the communicator for meshcomm's own messages",
                                      {.backend = "mpi", .operation = "create", .rank = rank_});
-  processes_ = exchange_process_identities(internal_, size_, timeout_, {.backend = "mpi", .operation = "create",
-                                                                         .rank = rank_});
   // MPI attaches the tag bound to MPI_COMM_WORLD and it holds for every communicator; Open MPI
   // does not repeat it on communicators made by MPI_Comm_split.
   for (MPI_Comm holder : {user_, MPI_COMM_WORLD}) {
@@ -70,6 +69,13 @@ MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_
       break;
     }
   }
+  processes_ = exchange_process_identities(internal_, size_, timeout_,
+                                           {.backend = "mpi", .operation = "create", .rank = rank_});
+  native_shapes_ = std::make_unique<MpiNativeShapes>(
+      internal_, size_, fatal_state(), &processes_,
+      [this](const CollectiveArgs& args, MPI_Comm comm) { return post_native(args, comm); });
+  timeout_reports_ =
+      std::make_unique<MpiTimeoutReports>(internal_, CollectiveTags::reserved(max_tag_), rank_, size_);
 }
 
 MpiBackend::~MpiBackend() {
@@ -77,6 +83,7 @@ MpiBackend::~MpiBackend() {
   MPI_Finalized(&finalized);
   if (finalized != 0) return;
   // Open MPI frees a communicator locally; nothing here waits on other ranks.
+  native_shapes_.reset();
   if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
   if (user_ != MPI_COMM_NULL) MPI_Comm_free(&user_);
 }

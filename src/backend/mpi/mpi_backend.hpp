@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "../backend.hpp"
+#include "mpi_native_shapes.hpp"
+#include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
 
 namespace meshcomm::detail {
@@ -38,6 +40,8 @@ class MpiBackend final : public Backend {
   // Open MPI's own collectives (mpi_native_collectives.cpp).
   [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override;
   std::shared_ptr<WorkState> start_native(const CollectiveArgs& args) override;
+  /// Posts Open MPI's collective for `args` on `comm` (the communicator of its shape).
+  std::shared_ptr<WorkState> post_native(const CollectiveArgs& args, MPI_Comm comm);
   // MPI_Dist_graph_create_adjacent + MPI_Ineighbor_alltoallv (mpi_neighbor_graph.cpp).
   std::unique_ptr<NeighborGraph> create_neighbor_graph(std::span<const int> sources,
                                                        std::span<const int> destinations) override;
@@ -54,6 +58,10 @@ class MpiBackend final : public Backend {
   std::chrono::milliseconds timeout_;
   /// Each rank's process, so that waits can tell an ended peer (peer_failure) from a slow one.
   RankProcesses processes_;
+  /// The communicators native collectives run on, one per shape (made on internal_).
+  std::unique_ptr<MpiNativeShapes> native_shapes_;
+  /// Where the ranks tell each other what they waited in when a native collective timed out.
+  std::unique_ptr<MpiTimeoutReports> timeout_reports_;
 };
 
 /// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`

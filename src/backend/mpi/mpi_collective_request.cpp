@@ -1,10 +1,6 @@
 #include "mpi_collective_request.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <string>
-#include <vector>
 
 #include "mpi_check.hpp"
 
@@ -37,33 +33,27 @@ bool MpiCollectiveRequest::test() {
 
 void MpiCollectiveRequest::wait_until(Clock::time_point deadline) {
   if (poll_until([this] { return test(); }, deadline)) return;
+  auto context = context_;
+  std::string where_the_others_are = "a rank has not joined it";
+  if (reports_ != nullptr) {
+    where_the_others_are = reports_->exchange(record_, kReportListen, context.peer);
+  }
   Error error(ErrorCode::timeout,
-              fmt::format("MPI's {} did not complete in time: a rank has not joined it; the communicator cannot be "
-                          "used again",
-                          context_.operation),
-              context_);
+              fmt::format("MPI's {}{} did not complete in time: {}; the communicator cannot be used again",
+                          context_.operation, reports_ != nullptr ? " (" + record_.describe() + ")" : std::string(),
+                          where_the_others_are),
+              context);
   fatal_->set(error);
   throw error;
 }
 
 void MpiCollectiveRequest::look_for_ended_rank() {
-  // As MpiOperation: the clock every 1024 incomplete tests, the processes every kLivenessInterval
-  // (from the first time the clock is read: a small collective completes before).
-  if (processes_ == nullptr || (++incomplete_tests_ & 1023U) != 0) return;
-  const auto now = Clock::now();
-  if (liveness_checked_ == Clock::time_point{}) liveness_checked_ = now;
-  if (now - liveness_checked_ < kLivenessInterval) return;
-  liveness_checked_ = now;
+  if (processes_ == nullptr || !liveness_.due()) return;
   const auto ended = processes_->ended_except(context_.rank);
   if (ended.empty()) return;
-  std::vector<std::string> names;
-  for (int rank : ended) names.push_back(processes_->describe(rank));
-  auto context = context_;
-  context.peer = ended.front();
-  Error error(ErrorCode::peer_failure,
-              fmt::format("{} {} ended, so MPI's {} can never complete; the communicator cannot be used again",
-                          fmt::join(names, ", "), ended.size() == 1 ? "has" : "have", context_.operation),
-              context);
+  const Error error = processes_->failure(
+      ended, context_,
+      fmt::format("MPI's {} can never complete; the communicator cannot be used again", context_.operation));
   fatal_->set(error);
   throw error;
 }

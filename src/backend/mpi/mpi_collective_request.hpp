@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
 
 namespace meshcomm::detail {
@@ -27,6 +28,13 @@ class MpiCollectiveRequest final : public WorkState {
   std::vector<std::byte> scratch;   ///< copies MPI reads from
   std::function<void()> after;      ///< runs once on completion
 
+  /// A native collective's timeout first asks the other ranks where they are (`reports`, owned
+  /// by the backend) and names them; `record` is this call.
+  void report_timeouts_with(const MpiTimeoutReports* reports, const CallRecord& record) noexcept {
+    reports_ = reports;
+    record_ = record;
+  }
+
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// It marks the communicator fatal itself when MPI fails it or it times out.
@@ -41,9 +49,10 @@ class MpiCollectiveRequest final : public WorkState {
 
   std::shared_ptr<FatalState> fatal_;
   const RankProcesses* processes_;
+  const MpiTimeoutReports* reports_ = nullptr;
+  CallRecord record_;
   bool done_ = false;
-  unsigned incomplete_tests_ = 0;
-  Clock::time_point liveness_checked_{};
+  LivenessSchedule liveness_;
 };
 
 }  // namespace meshcomm::detail

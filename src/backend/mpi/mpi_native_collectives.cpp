@@ -1,5 +1,6 @@
 // The mpi backend's native collectives: Open MPI's nonblocking collectives, polled with a
-// timeout. A collective request cannot be cancelled, so a timeout makes the communicator fatal.
+// timeout, each on the communicator of its shape (MpiNativeShapes). A collective request cannot
+// be cancelled, so a timeout makes the communicator fatal.
 
 #include <climits>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "call_record.hpp"
 #include "collective_args.hpp"
 #include "mpi_backend.hpp"
 #include "mpi_check.hpp"
@@ -44,10 +46,6 @@ MPI_Op mpi_op(ReduceOp op) {
   return MPI_OP_NULL;
 }
 
-bool reduces(CollectiveKind kind) {
-  return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
-}
-
 int as_int(std::size_t value) { return static_cast<int>(value); }
 
 }  // namespace
@@ -63,9 +61,17 @@ std::string MpiBackend::native_unsupported_reason(const CollectiveArgs& args) co
 }
 
 std::shared_ptr<WorkState> MpiBackend::start_native(const CollectiveArgs& args) {
+  if (const MPI_Comm comm = native_shapes_->ready_comm(CallRecord::of(args).shape()); comm != MPI_COMM_NULL)
+      [[likely]] {
+    return post_native(args, comm);
+  }
+  return native_shapes_->defer(args, context(args.label, -1));
+}
+
+std::shared_ptr<WorkState> MpiBackend::post_native(const CollectiveArgs& args, MPI_Comm comm) {
   auto operation = std::make_shared<MpiCollectiveRequest>(context(args.label, -1), fatal_state(), &processes_);
+  operation->report_timeouts_with(timeout_reports_.get(), CallRecord::of(args));
   const ErrorContext& where = operation->context();
-  const MPI_Comm comm = internal_;
   const void* input = args.in_place ? MPI_IN_PLACE : args.input.data;
   auto* request = &operation->request;
   switch (args.kind) {

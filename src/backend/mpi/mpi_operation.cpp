@@ -84,23 +84,18 @@ void MpiOperation::wait_until(Clock::time_point deadline) {
 }
 
 void MpiOperation::look_for_ended_peer() {
-  // Whoever polls this operation (a wait, a collective's schedule, a progress thread) polls often:
-  // the clock is read every 1024 incomplete tests, the peer looked at every kLivenessInterval.
-  if ((++incomplete_tests_ & 1023U) != 0) return;
-  const auto now = Clock::now();
-  if (now - liveness_checked_ < kLivenessInterval) return;
-  liveness_checked_ = now;
+  // Whoever polls this operation (a wait, a collective's schedule, a progress thread) polls often.
   const auto& d = description_;
-  if (d.processes == nullptr || d.processes->ended(std::span(&d.peer, 1)).empty()) return;
+  if (d.processes == nullptr || !liveness_.due()) return;
+  const auto ended = d.processes->ended(std::span(&d.peer, 1));
+  if (ended.empty()) return;
   cancel_pending();
-  Error error(ErrorCode::peer_failure,
-              fmt::format("{} has ended, so this {} (tag {}) can never complete; the communicator cannot be used "
-                          "again",
-                          d.processes->describe(d.peer),
-                          d.is_send ? fmt::format("send of {} bytes to it", d.bytes)
-                                    : fmt::format("receive of {} bytes from it", d.bytes),
-                          d.tag),
-              d.site.context());
+  const Error error = d.processes->failure(
+      ended, d.site.context(),
+      fmt::format("this {} (tag {}) can never complete; the communicator cannot be used again",
+                  d.is_send ? fmt::format("send of {} bytes to it", d.bytes)
+                            : fmt::format("receive of {} bytes from it", d.bytes),
+                  d.tag));
   fatal_->set(error);
   error_ = std::make_exception_ptr(error);
   std::rethrow_exception(error_);

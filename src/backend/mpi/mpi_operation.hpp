@@ -63,8 +63,7 @@ class MpiOperation final : public WorkState {
   std::size_t next_pending_ = 0;
   std::exception_ptr error_;
   Clock::time_point started_ = Clock::now();
-  Clock::time_point liveness_checked_ = started_;
-  unsigned incomplete_tests_ = 0;
+  LivenessSchedule liveness_;
 };
 
 /// Largest message piece handed to one MPI call.

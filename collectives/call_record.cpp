@@ -1,0 +1,68 @@
+#include "call_record.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace meshcomm::detail {
+
+CallRecord CallRecord::of(const CollectiveArgs& args) {
+  CallRecord record;
+  record.call = args.call;
+  record.count = agreed_count(args);
+  record.root = args.kind == CollectiveKind::broadcast ? args.root : 0;
+  record.kind = static_cast<std::uint8_t>(args.kind);
+  record.type = static_cast<std::uint8_t>(args.input.type);
+  record.op = static_cast<std::uint8_t>(reduces(args.kind) ? args.op : ReduceOp::sum);
+  return record;
+}
+
+std::string CallRecord::describe() const {
+  const auto collective = static_cast<CollectiveKind>(kind);
+  std::string text = fmt::format("#{} {} count={} {}", call, to_string(collective), count,
+                                 to_string(static_cast<DataType>(type)));
+  if (reduces(collective)) text += fmt::format(" {}", to_string(static_cast<ReduceOp>(op)));
+  if (collective == CollectiveKind::broadcast) text += fmt::format(" root={}", root);
+  return text;
+}
+
+std::string describe_disagreement(std::span<const CallRecord> records) {
+  if (std::all_of(records.begin(), records.end(), [&](const auto& record) { return record == records.front(); })) {
+    return {};
+  }
+  std::vector<std::pair<std::string, std::vector<int>>> calls;
+  for (int rank = 0; rank < static_cast<int>(records.size()); ++rank) {
+    const auto text = records[static_cast<std::size_t>(rank)].describe();
+    auto same = std::find_if(calls.begin(), calls.end(), [&](const auto& entry) { return entry.first == text; });
+    if (same == calls.end()) calls.push_back({text, {rank}});
+    else same->second.push_back(rank);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [text, ranks] : calls) {
+    parts.push_back(fmt::format("{} {} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ","), text));
+  }
+  return fmt::format("{}", fmt::join(parts, " vs "));
+}
+
+void throw_if_disagreeing(std::span<const CallRecord> records, const ErrorContext& context) {
+  const auto disagreement = describe_disagreement(records);
+  if (disagreement.empty()) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("the ranks disagree about this collective: {}; every rank must make the same collective "
+                          "calls in the same order with the same counts, dtype, op and root",
+                          disagreement),
+              context);
+}
+
+std::size_t agreed_count(const CollectiveArgs& args) noexcept {
+  switch (args.kind) {
+    case CollectiveKind::reduce_scatter: return args.output.count;
+    case CollectiveKind::all_to_allv: return 0;
+    default: return args.input.count;
+  }
+}
+
+}  // namespace meshcomm::detail

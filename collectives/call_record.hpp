@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "collective_args.hpp"
+
+namespace meshcomm::detail {
+
+/// What one rank is about to call, as it travels between ranks (plain data): enough to tell two
+/// ranks' collective calls apart and to describe each in an error.
+struct CallRecord {
+  std::uint64_t call = 0;   ///< the collective's number on its communicator
+  std::uint64_t count = 0;  ///< agreed_count: the count every rank of a correct call passes alike
+  std::int32_t root = 0;    ///< broadcast's root, else 0
+  std::uint8_t kind = 0;
+  std::uint8_t type = 0;
+  std::uint8_t op = 0;      ///< the reduction of reducing kinds, else sum
+  std::uint8_t padding = 0;
+
+  /// The record of `args` (its `call` number included).
+  static CallRecord of(const CollectiveArgs& args);
+  /// The same without the number: what stays equal from one call of a shape to the next.
+  [[nodiscard]] CallRecord shape() const {
+    CallRecord record = *this;
+    record.call = 0;
+    return record;
+  }
+
+  bool operator==(const CallRecord&) const = default;
+
+  /// "#7 all_gather count=1000 f32", with the op or root where the kind has one.
+  [[nodiscard]] std::string describe() const;
+};
+
+/// Empty if every rank's record (in rank order) is the same; else each distinct call with the
+/// ranks that made it, the same text on every rank: "rank 0 #7 all_gather count=1000 f32 vs
+/// ranks 1,2 #7 reduce_scatter count=1024 f32 sum".
+std::string describe_disagreement(std::span<const CallRecord> records);
+
+/// Throws Error(invalid_argument) with `context` if the ranks' records (in rank order) disagree,
+/// listing each rank's call (the same message on every rank that has the same records).
+void throw_if_disagreeing(std::span<const CallRecord> records, const ErrorContext& context);
+
+/// The count every rank of a correct call passes alike: the per-rank block of all_gather and
+/// reduce_scatter, the whole buffer of all_reduce, all_to_all and broadcast, 0 for all_to_allv
+/// (whose counts differ by rank).
+std::size_t agreed_count(const CollectiveArgs& args) noexcept;
+
+/// Whether `kind` has a reduction op.
+constexpr bool reduces(CollectiveKind kind) noexcept {
+  return kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_reduce;
+}
+
+}  // namespace meshcomm::detail
