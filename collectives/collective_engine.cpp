@@ -40,9 +40,11 @@ class FatalOnFailure final : public WorkState {
 };
 
 /// The work of a started collective, which makes the communicator fatal if it fails.
-inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state) {
-  if (state->fails_communicator()) return comm.make_work(std::move(state));
-  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()));
+inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state,
+                                      std::uint64_t record_index) {
+  if (state->fails_communicator()) return comm.make_work(std::move(state), record_index);
+  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()),
+                        record_index);
 }
 
 }  // namespace
@@ -109,8 +111,9 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs& args,
                                           std::string_view requested) const {
   const std::uint64_t call = args.call = comm.next_collective();
-  comm.record({.operation = to_string(args.kind).data(), .sequence = args.label.sequence,
-               .collective = static_cast<std::int64_t>(call), .bytes = args.bytes(), .type = args.input.type});
+  args.record_index =
+      comm.record({.operation = to_string(args.kind).data(), .sequence = args.label.sequence,
+                   .collective = static_cast<std::int64_t>(call), .bytes = args.bytes(), .type = args.input.type});
   if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args);
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
@@ -119,7 +122,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs
       straight_to_native_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())])
       [[likely]] {
     if (auto state = comm.backend().try_start_native(args)) [[likely]] {
-      return work_failing_communicator(comm, std::move(state));
+      return work_failing_communicator(comm, std::move(state), args.record_index);
     }
   }
   return start_chosen(comm, args, requested);
@@ -135,7 +138,7 @@ Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
   if (state == nullptr) return Work();
-  return work_failing_communicator(comm, std::move(state));
+  return work_failing_communicator(comm, std::move(state), args.record_index);
 }
 
 }  // namespace meshcomm::detail

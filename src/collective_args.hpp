@@ -23,6 +23,8 @@ struct CollectiveArgs {
   OperationLabel label;
   /// The collective's number on its communicator (set as it starts; see CollectiveTags).
   std::uint64_t call = 0;
+  /// The collective's entry in its communicator's flight record (set as it starts).
+  std::uint64_t record_index = Work::kNotRecorded;
   /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
   [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }
 };

@@ -92,25 +92,27 @@ Communicator Communicator::split(int color, int key) const {
 Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("isend");
-  impl.record({.operation = "isend", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
+  const auto recorded =
+      impl.record({.operation = "isend", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
   impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
-  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream));
+  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream), recorded);
 }
 
 Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
   auto& impl = *impl_;
   const auto label = impl.begin("irecv");
-  impl.record({.operation = "irecv", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
+  const auto recorded =
+      impl.record({.operation = "irecv", .sequence = label.sequence, .bytes = data.bytes(), .peer = peer});
   impl.check_peer(peer, label);
   impl.check_tag(tag, label);
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
   impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
-  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream));
+  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream), recorded);
 }
 
 Work Communicator::ibarrier() {
@@ -118,9 +120,10 @@ Work Communicator::ibarrier() {
   const auto label = impl.begin("barrier");
   // A barrier is a collective: its messages match only the same barrier on every rank.
   const std::uint64_t call = impl.next_collective();
-  impl.record({.operation = "barrier", .sequence = label.sequence, .collective = static_cast<std::int64_t>(call)});
+  const auto recorded =
+      impl.record({.operation = "barrier", .sequence = label.sequence, .collective = static_cast<std::int64_t>(call)});
   const detail::CollectiveTagWindow tags(impl, detail::barrier_fingerprint(), call);
-  return impl.make_work(detail::start_dissemination_barrier(impl, label));
+  return impl.make_work(detail::start_dissemination_barrier(impl, label), recorded);
 }
 
 void Communicator::barrier(std::chrono::milliseconds timeout) { ibarrier().wait(timeout); }

@@ -41,13 +41,14 @@ class CommunicatorImpl {
   [[nodiscard]] const std::vector<int>& root_ranks() const noexcept { return root_ranks_; }
 
   /// A Work over `state` with this communicator's default timeout.
-  [[nodiscard]] Work make_work(std::shared_ptr<WorkState> state) const {
-    return Work(std::move(state), timeout_, &recorder_);
+  [[nodiscard]] Work make_work(std::shared_ptr<WorkState> state,
+                               std::uint64_t record_index = Work::kNotRecorded) const {
+    return Work(std::move(state), timeout_, &recorder_, record_index);
   }
 
   /// Keeps a call in this communicator's flight record (FlightRecorder), dumped on the first
-  /// failure one of its works reports.
-  void record(const FlightEntry& entry) const noexcept { recorder_.record(entry); }
+  /// failure one of its works reports; returns its index, for make_work (its completion time).
+  std::uint64_t record(const FlightEntry& entry) const noexcept { return recorder_.record(entry); }
 
   /// Numbers the next operation and checks the communicator is still usable.
   [[nodiscard]] OperationLabel begin(const char* operation) {

@@ -64,6 +64,9 @@ std::string FlightRecorder::to_json(const Error& error) const {
       call["type"] = std::string(to_string(entry.type));
     }
     if (entry.peer >= 0) call["peer"] = entry.peer;
+    // A call whose Work no one saw complete may still have completed: "not seen" is what is known.
+    if (entry.completed_ticks != 0) call["completed_ns"] = clock.at(entry.completed_ticks);
+    else call["completed"] = false;
     calls.push_back(std::move(call));
   }
   const nlohmann::json record = {{"rank", rank_},

@@ -19,10 +19,12 @@ struct FlightEntry {
   std::uint64_t bytes = 0;      ///< the larger of its buffers
   std::int32_t peer = -1;       ///< point to point: the peer
   DataType type = DataType::u8;
-  std::uint64_t started_ticks = 0;  ///< FlightRecorder::ticks() when it started
+  std::uint64_t started_ticks = 0;    ///< FlightRecorder::ticks() when it started
+  std::uint64_t completed_ticks = 0;  ///< when its Work was seen complete (0: not seen)
 };
 
-/// A communicator's last calls, kept always (a few stores and a clock read per call) and written
+/// A communicator's last calls, kept always (a few stores and a clock read as each starts and as
+/// its Work is seen complete) and written
 /// out once, on the first failure one of its works reports: to a file in MESHCOMM_TRACE_DIR
 /// (`meshcomm-trace-rank<R>-pid<P>-<N>.json`), else to stderr. `tools/meshcomm-trace-merge` reads
 /// the ranks' files and names the first collective the ranks did not all start alike.
@@ -34,11 +36,16 @@ class FlightRecorder {
   FlightRecorder(int rank, int size, int world_rank, std::string backend)
       : rank_(rank), size_(size), world_rank_(world_rank), backend_(std::move(backend)) {}
 
-  /// Keeps `entry`, the oldest one giving way.
-  void record(FlightEntry entry) noexcept {
+  /// Keeps `entry`, the oldest one giving way; returns its index, for completed().
+  std::uint64_t record(FlightEntry entry) noexcept {
     entry.started_ticks = ticks();
     entries_[next_ % kEntries] = entry;
-    ++next_;
+    return next_++;
+  }
+
+  /// Notes that the call kept at `index` is complete (nothing, if it has given way since).
+  void completed(std::uint64_t index) noexcept {
+    if (next_ - index <= kEntries) entries_[index % kEntries].completed_ticks = ticks();
   }
 
   /// A cheap clock for start times: the time-stamp counter on x86-64 (a few ns to read, where

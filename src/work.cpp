@@ -13,11 +13,19 @@ namespace meshcomm {
 bool Work::test() {
   if (state_ == nullptr) return true;
   try {
-    return state_->test();
+    if (!state_->test()) return false;
   } catch (const Error& error) {
     if (recorder_ != nullptr) recorder_->dump(error);
     throw;
   }
+  note_completed();
+  return true;
+}
+
+void Work::note_completed() noexcept {
+  if (record_index_ == kNotRecorded) return;
+  recorder_->completed(record_index_);
+  record_index_ = kNotRecorded;
 }
 
 void Work::wait(std::chrono::milliseconds timeout) {
@@ -34,6 +42,7 @@ void Work::wait(std::chrono::milliseconds timeout) {
     if (recorder_ != nullptr) recorder_->dump(error);
     throw;
   }
+  note_completed();
 }
 
 namespace detail {

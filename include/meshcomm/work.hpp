@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "meshcomm/export.hpp"
@@ -24,12 +25,16 @@ class [[nodiscard]] MESHCOMM_API Work {
  public:
   // Made, moved and destroyed inline: every call returns one, and a call into the library for
   // each would be a measurable part of a small collective's cost.
+  /// The record index of a work its communicator's flight recorder keeps no entry for.
+  static constexpr std::uint64_t kNotRecorded = ~std::uint64_t{0};
+
   /// A work that is already complete.
   Work() noexcept = default;
-  /// Wraps an operation's state; `default_timeout` applies to `wait()` without an argument.
+  /// Wraps an operation's state; `default_timeout` applies to `wait()` without an argument;
+  /// `recorder` keeps the call at `record_index` (kNotRecorded: it keeps no entry for it).
   Work(std::shared_ptr<detail::WorkState> state, std::chrono::milliseconds default_timeout,
-       detail::FlightRecorder* recorder = nullptr) noexcept
-      : state_(std::move(state)), default_timeout_(default_timeout), recorder_(recorder) {}
+       detail::FlightRecorder* recorder = nullptr, std::uint64_t record_index = kNotRecorded) noexcept
+      : state_(std::move(state)), default_timeout_(default_timeout), recorder_(recorder), record_index_(record_index) {}
   Work(Work&&) noexcept = default;
   Work& operator=(Work&&) noexcept = default;
   Work(const Work&) = delete;
@@ -55,8 +60,13 @@ class [[nodiscard]] MESHCOMM_API Work {
  private:
   std::shared_ptr<detail::WorkState> state_;
   std::chrono::milliseconds default_timeout_{0};
+  /// Tells the flight recorder the call completed, once.
+  void note_completed() noexcept;
+
   /// The communicator's flight recorder, told of the first failure (null: none).
   detail::FlightRecorder* recorder_ = nullptr;
+  /// This call's entry in it.
+  std::uint64_t record_index_ = kNotRecorded;
 };
 
 }  // namespace meshcomm
