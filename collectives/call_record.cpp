@@ -57,6 +57,17 @@ void throw_if_disagreeing(std::span<const CallRecord> records, const ErrorContex
               context);
 }
 
+Error disagreeing_call_error(const ErrorContext& context, std::size_t expected_bytes, int tag, std::size_t sent_bytes,
+                             int sent_tag) {
+  return Error(sent_bytes != expected_bytes ? ErrorCode::size_mismatch : ErrorCode::invalid_argument,
+               fmt::format("this rank ({}) and rank {} disagree about this collective: rank {} sent {} bytes for it "
+                           "(tag {}) as a call of another kind, count, dtype, op or root, where this rank expects {} "
+                           "bytes (tag {}); every rank must make the same collective calls (MESHCOMM_DEBUG=fingerprint "
+                           "lists every rank's call)",
+                           context.rank, context.peer, context.peer, sent_bytes, sent_tag, expected_bytes, tag),
+               context);
+}
+
 std::size_t agreed_count(const CollectiveArgs& args) noexcept {
   switch (args.kind) {
     case CollectiveKind::reduce_scatter: return args.output.count;

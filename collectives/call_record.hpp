@@ -43,6 +43,12 @@ std::string describe_disagreement(std::span<const CallRecord> records);
 /// listing each rank's call (the same message on every rank that has the same records).
 void throw_if_disagreeing(std::span<const CallRecord> records, const ErrorContext& context);
 
+/// The error of a collective's receive whose peer sent a message for the same collective number
+/// under another shape (CollectiveTags::same_call_other_shape): size_mismatch naming both sizes
+/// and both ranks where the sizes differ, else invalid_argument.
+Error disagreeing_call_error(const ErrorContext& context, std::size_t expected_bytes, int tag, std::size_t sent_bytes,
+                             int sent_tag);
+
 /// The count every rank of a correct call passes alike: the per-rank block of all_gather and
 /// reduce_scatter, the whole buffer of all_reduce, all_to_all and broadcast, 0 for all_to_allv
 /// (whose counts differ by rank).

@@ -36,6 +36,17 @@ struct CollectiveTags {
   /// or a backend's largest tag where its tags are too few for them.
   static constexpr int reserved(int max_tag) noexcept { return max_tag >= kLargest ? kFirst - 1 : max_tag; }
 
+  /// Whether `tag` lies in a collective window (on a backend whose tags hold the layout).
+  static constexpr bool is_collective(int tag) noexcept { return tag >= kFirst && tag <= kLargest; }
+  /// Whether two collective tags belong to the same collective number (mod 1024) but to calls of
+  /// different shapes: ranks that disagree about that call.
+  static constexpr bool same_call_other_shape(int tag, int other) noexcept {
+    constexpr int call_mask = ((1 << kCallBits) - 1) << kSlotBits;
+    constexpr int fingerprint_mask = ((1 << kFingerprintBits) - 1) << (kSlotBits + kCallBits);
+    return is_collective(tag) && is_collective(other) && (tag & call_mask) == (other & call_mask) &&
+           (tag & fingerprint_mask) != (other & fingerprint_mask);
+  }
+
   /// The first tag of collective number `call` with `fingerprint`.
   static constexpr int window(std::uint64_t fingerprint, std::uint64_t call) noexcept {
     const auto fingerprint_bits = static_cast<int>(fingerprint & ((1U << kFingerprintBits) - 1));

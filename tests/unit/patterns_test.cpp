@@ -85,6 +85,14 @@ TEST(CollectiveTags, WindowsLieAboveOrderedTagsAndApartByCallAndShape) {
   // The reserved tag lies outside the windows, and at the top of a backend with fewer tags.
   EXPECT_LT(CollectiveTags::reserved(CollectiveTags::kLargest), CollectiveTags::kFirst);
   EXPECT_EQ(CollectiveTags::reserved(32767), 32767);
+  // A receiver tells a peer's message for the same call of another shape from any other message.
+  const auto other_shape = collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1024, ReduceOp::sum, 0);
+  EXPECT_TRUE(CollectiveTags::same_call_other_shape(CollectiveTags::window(shape, 7),
+                                                    CollectiveTags::window(other_shape, 7) + 3));
+  EXPECT_FALSE(CollectiveTags::same_call_other_shape(CollectiveTags::window(shape, 7), CollectiveTags::window(shape, 7) + 3));
+  EXPECT_FALSE(CollectiveTags::same_call_other_shape(CollectiveTags::window(shape, 7),
+                                                     CollectiveTags::window(other_shape, 8)));
+  EXPECT_FALSE(CollectiveTags::same_call_other_shape(CollectiveTags::window(shape, 7), 12));
   // Consecutive calls of one shape, and the same call of another shape, never share a tag.
   EXPECT_NE(CollectiveTags::window(shape, 6), CollectiveTags::window(shape, 7));
   EXPECT_EQ(CollectiveTags::window(shape, 7), CollectiveTags::window(shape, 7 + 1024));  // the number wraps

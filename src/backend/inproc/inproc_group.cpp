@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "call_record.hpp"
 #include "device/device_runtime.hpp"
+#include "patterns/collective_tags.hpp"
 
 namespace meshcomm::detail {
 
@@ -51,7 +53,11 @@ void InprocOperation::wait_until(Clock::time_point deadline) {
   }
   auto group = group_.lock();
   if (group != nullptr && group->withdraw(this)) {
-    complete(std::make_exception_ptr(timeout_error(deadline)));
+    // A peer that sent this collective's message under another shape disagrees about the call.
+    const auto other = group->send_of_another_shape(*this);
+    const auto& d = description_;
+    complete(std::make_exception_ptr(other ? disagreeing_call_error(d.context, d.bytes, d.tag, other->first, other->second)
+                                           : timeout_error(deadline)));
   } else {
     // Matched at the last moment: the copy is under way and finishes without waiting on anyone.
     std::unique_lock lock(mutex_);
@@ -126,6 +132,19 @@ bool InprocGroup::withdraw(const InprocOperation* operation) {
   if (found == queue.end()) return false;
   queue.erase(found);
   return true;
+}
+
+std::optional<std::pair<std::size_t, int>> InprocGroup::send_of_another_shape(const InprocOperation& receive) {
+  const auto& r = receive.description();
+  if (r.is_send || r.lane != Lane::internal || !CollectiveTags::is_collective(r.tag)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (const auto& send : unmatched_sends_[static_cast<std::size_t>(r.owner)]) {
+    const auto& s = send->description();
+    if (s.owner == r.peer && s.lane == Lane::internal && CollectiveTags::same_call_other_shape(r.tag, s.tag)) {
+      return std::pair{s.bytes, s.tag};
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<std::shared_ptr<InprocOperation>> InprocGroup::withdraw_all_of(int owner) {

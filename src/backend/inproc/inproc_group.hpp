@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,11 @@ class InprocGroup : public std::enable_shared_from_this<InprocGroup> {
 
   /// Removes `operation` if it is still unmatched; false if it was already matched.
   bool withdraw(const InprocOperation* operation);
+
+  /// The size and tag of an unmatched internal send from `receive`'s peer to its owner for the
+  /// same collective number under another shape (CollectiveTags::same_call_other_shape), if
+  /// there is one: the ranks disagree about that call.
+  std::optional<std::pair<std::size_t, int>> send_of_another_shape(const InprocOperation& receive);
 
   /// Removes every unmatched operation that rank `owner` posted on this group, and returns them.
   std::vector<std::shared_ptr<InprocOperation>> withdraw_all_of(int owner);

@@ -111,7 +111,7 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
   const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
       MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
-                                .processes = &processes_},
+                                .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());
   // MPI_Isend only reads through the pointer.
   auto* base = static_cast<std::byte*>(const_cast<void*>(data.data));
@@ -127,7 +127,7 @@ std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag,
   const auto where = call_site(label, peer);
   auto operation = std::make_shared<MpiOperation>(
       MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
-                                .processes = &processes_},
+                                .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());
   return start_in_pieces(std::move(operation), static_cast<std::byte*>(data.data), data.bytes(),
                          [&](std::byte* pointer, int count) {

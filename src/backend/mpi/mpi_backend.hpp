@@ -6,6 +6,7 @@
 
 #include "../backend.hpp"
 #include "mpi_native_shapes.hpp"
+#include "patterns/collective_tags.hpp"
 #include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
 
@@ -50,6 +51,12 @@ class MpiBackend final : public Backend {
   [[nodiscard]] MPI_Comm comm(Lane lane) const noexcept { return lane == Lane::user ? user_ : internal_; }
 
  private:
+  /// The communicator on which a message's tag may be a collective's (CollectiveTags): the
+  /// internal lane's where tags are wide enough, else none.
+  [[nodiscard]] MPI_Comm collective_comm(Lane lane) const noexcept {
+    return lane == Lane::internal && max_tag_ >= CollectiveTags::kLargest ? internal_ : MPI_COMM_NULL;
+  }
+
   MPI_Comm user_ = MPI_COMM_NULL;
   MPI_Comm internal_ = MPI_COMM_NULL;
   int rank_ = 0;

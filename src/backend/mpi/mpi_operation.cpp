@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "mpi_check.hpp"
+#include "call_record.hpp"
+#include "patterns/collective_tags.hpp"
 
 namespace meshcomm::detail {
 
@@ -60,7 +62,7 @@ bool MpiOperation::test() {
     MPI_Status status;
     const int code = MPI_Test(&piece(next_pending_).request, &done, &status);
     if (code == MPI_SUCCESS && done == 0) {
-      look_for_ended_peer();
+      look_at_peer();
       return false;
     }
     finish_piece(next_pending_, status, code);
@@ -83,10 +85,11 @@ void MpiOperation::wait_until(Clock::time_point deadline) {
   }
 }
 
-void MpiOperation::look_for_ended_peer() {
+void MpiOperation::look_at_peer() {
   // Whoever polls this operation (a wait, a collective's schedule, a progress thread) polls often.
   const auto& d = description_;
   if (d.processes == nullptr || !liveness_.due()) return;
+  fail_if_peer_called_another_shape();
   const auto ended = d.processes->ended(std::span(&d.peer, 1));
   if (ended.empty()) return;
   cancel_pending();
@@ -142,6 +145,25 @@ void MpiOperation::cancel_after_timeout(Clock::time_point deadline) {
                                  context);
   if (stuck) fatal_->set(error);
   error_ = std::make_exception_ptr(error);
+}
+
+void MpiOperation::fail_if_peer_called_another_shape() {
+  const auto& d = description_;
+  if (d.is_send || d.comm == MPI_COMM_NULL || !CollectiveTags::is_collective(d.tag)) return;
+  int waiting = 0;
+  MPI_Status status;
+  // The peer's earliest message not yet received: after calls that all matched, the one of the
+  // call this rank is stuck in.
+  if (MPI_Iprobe(d.peer, MPI_ANY_TAG, d.comm, &waiting, &status) != MPI_SUCCESS || waiting == 0) return;
+  if (!CollectiveTags::same_call_other_shape(d.tag, status.MPI_TAG)) return;
+  int sent = 0;
+  MPI_Get_count(&status, MPI_BYTE, &sent);
+  cancel_pending();
+  const Error error = disagreeing_call_error(d.site.context(), d.bytes, d.tag, static_cast<std::size_t>(sent),
+                                             status.MPI_TAG);
+  fatal_->set(error);
+  error_ = std::make_exception_ptr(error);
+  std::rethrow_exception(error_);
 }
 
 }  // namespace meshcomm::detail

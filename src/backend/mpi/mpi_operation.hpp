@@ -22,6 +22,8 @@ class MpiOperation final : public WorkState {
     CallSite site;
     /// The ranks' processes (owned by the backend, which outlives its operations).
     const RankProcesses* processes = nullptr;
+    /// The communicator it travels on, where a receive looks for its peer's other messages.
+    MPI_Comm comm = MPI_COMM_NULL;
   };
 
   MpiOperation(Description description, std::shared_ptr<FatalState> fatal)
@@ -44,9 +46,14 @@ class MpiOperation final : public WorkState {
   /// Cancels the pending pieces, waiting briefly for each; false if MPI could not cancel one
   /// (a send already under way), whose request is then freed and left to finish.
   bool cancel_pending();
-  /// Now and then, as it is tested incomplete: fails the operation with peer_failure, and the
-  /// communicator with it, if its peer's process is seen to have ended.
-  void look_for_ended_peer();
+  /// Now and then, as it is tested incomplete, looks at the peer: fails the operation with
+  /// peer_failure, and the communicator with it, if the peer's process is seen to have ended;
+  /// with size_mismatch (invalid_argument where the sizes agree) if it is a collective's receive
+  /// and the peer sent a message for the same collective number under another shape (the ranks
+  /// disagree about the call).
+  void look_at_peer();
+  /// The size_mismatch check of look_at_peer().
+  void fail_if_peer_called_another_shape();
 
   /// One MPI request and the bytes it carries.
   struct Piece {
