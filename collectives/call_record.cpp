@@ -1,6 +1,7 @@
 #include "call_record.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,12 +21,23 @@ CallRecord CallRecord::of(const CollectiveArgs& args) {
   return record;
 }
 
+CallRecord CallRecord::at(const std::source_location& where) const {
+  CallRecord record = *this;
+  const std::string_view file = where.file_name();
+  const auto slash = file.rfind('/');
+  const auto text = fmt::format("{}:{}", slash == std::string_view::npos ? file : file.substr(slash + 1), where.line());
+  const auto length = std::min(text.size(), record.site.size() - 1);
+  std::copy_n(text.begin(), length, record.site.begin());
+  return record;
+}
+
 std::string CallRecord::describe() const {
   const auto collective = static_cast<CollectiveKind>(kind);
   std::string text = fmt::format("#{} {} count={} {}", call, to_string(collective), count,
                                  to_string(static_cast<DataType>(type)));
   if (reduces(collective)) text += fmt::format(" {}", to_string(static_cast<ReduceOp>(op)));
   if (collective == CollectiveKind::broadcast) text += fmt::format(" root={}", root);
+  if (site[0] != '\0') text += fmt::format(" at {}", site.data());
   return text;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string>
 
@@ -18,9 +20,14 @@ struct CallRecord {
   std::uint8_t type = 0;
   std::uint8_t op = 0;      ///< the reduction of reducing kinds, else sum
   std::uint8_t padding = 0;
+  /// Where the call was made ("train.cpp:42": the file's name without its directory), under
+  /// MESHCOMM_DEBUG=callsite only; empty otherwise, so that it never tells calls apart.
+  std::array<char, 48> site{};
 
-  /// The record of `args` (its `call` number included).
+  /// The record of `args` (its `call` number included, its site left empty).
   static CallRecord of(const CollectiveArgs& args);
+  /// The same with `site` filled in from `where`.
+  [[nodiscard]] CallRecord at(const std::source_location& where) const;
   /// The same without the number: what stays equal from one call of a shape to the next.
   [[nodiscard]] CallRecord shape() const {
     CallRecord record = *this;
@@ -30,7 +37,8 @@ struct CallRecord {
 
   bool operator==(const CallRecord&) const = default;
 
-  /// "#7 all_gather count=1000 f32", with the op or root where the kind has one.
+  /// "#7 all_gather count=1000 f32", with the op or root where the kind has one, and " at
+  /// train.cpp:42" where the site is known.
   [[nodiscard]] std::string describe() const;
 };
 

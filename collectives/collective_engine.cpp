@@ -49,8 +49,8 @@ inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<Wo
 
 }  // namespace
 
-CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table, bool exchange_fingerprints)
-    : algorithms_(std::move(algorithms)), table_(std::move(table)), exchange_fingerprints_(exchange_fingerprints) {
+CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable table, DebugExchange debug_exchange)
+    : algorithms_(std::move(algorithms)), table_(std::move(table)), debug_exchange_(debug_exchange) {
   static_assert(static_cast<std::size_t>(CollectiveKind::broadcast) + 1 == kKinds);
   static_assert(static_cast<std::size_t>(BackendKind::nccl) + 1 == kBackends);
   for (std::size_t kind = 0; kind < kKinds; ++kind) {
@@ -69,7 +69,7 @@ std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
   if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);
-  return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table), fingerprint_exchange_requested());
+  return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table), debug_exchange_requested());
 }
 
 const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
@@ -114,7 +114,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs
   args.record_index =
       comm.record({.operation = to_string(args.kind).data(), .sequence = args.label.sequence,
                    .collective = static_cast<std::int64_t>(call), .bytes = args.bytes(), .type = args.input.type});
-  if (exchange_fingerprints_) [[unlikely]] exchange_and_compare_fingerprints(comm, args);
+  if (debug_exchange_ != DebugExchange::off) [[unlikely]] exchange_and_compare_fingerprints(comm, args, debug_exchange_);
   // A backend whose own collective the table takes unconditionally is asked once, in one call,
   // whether it runs this one and to start it: a stream-ordered one (nccl) always, a host-driven
   // one on host memory (on CUDA memory it must first wait for the stream, below).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithm_list.hpp"
+#include "call_fingerprint.hpp"
 #include "selection.hpp"
 
 namespace meshcomm::detail {
@@ -16,9 +17,9 @@ namespace meshcomm::detail {
 /// failure of a started collective makes the communicator fatal (see docs/errors.md).
 class CollectiveEngine {
  public:
-  /// `exchange_fingerprints`: before each collective the ranks compare what they are about to
-  /// call (MESHCOMM_DEBUG=fingerprint; see exchange_and_compare_fingerprints).
-  CollectiveEngine(AlgorithmList algorithms, SelectionTable table, bool exchange_fingerprints = false);
+  /// `debug_exchange`: what the ranks compare before each collective (MESHCOMM_DEBUG; see
+  /// exchange_and_compare_fingerprints).
+  CollectiveEngine(AlgorithmList algorithms, SelectionTable table, DebugExchange debug_exchange = DebugExchange::off);
 
   /// The built-in algorithms, the measured table, and MESHCOMM_ALGO's forced names.
   static std::shared_ptr<const CollectiveEngine> from_environment();
@@ -61,7 +62,7 @@ class CollectiveEngine {
   /// backend's own collective where it can run it: the unconditional algorithm is `native` and no
   /// other is forced.
   std::array<std::array<bool, kBackends>, kKinds> straight_to_native_{};
-  bool exchange_fingerprints_;
+  DebugExchange debug_exchange_;
 };
 
 }  // namespace meshcomm::detail

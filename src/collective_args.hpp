@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 
 #include "backend/backend.hpp"
 #include "meshcomm/buffer.hpp"
@@ -21,6 +22,8 @@ struct CollectiveArgs {
   /// Orders the call on CUDA memory (see CollectiveOptions::stream).
   StreamRef stream;
   OperationLabel label;
+  /// Where the caller made the call (compared between ranks under MESHCOMM_DEBUG=callsite).
+  std::source_location site;
   /// The collective's number on its communicator (set as it starts; see CollectiveTags).
   std::uint64_t call = 0;
   /// The collective's entry in its communicator's flight record (set as it starts).

@@ -35,8 +35,9 @@ bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_b
 /// Validates buffers and counts and fills in the common fields of a call's arguments.
 class CallChecker {
  public:
-  CallChecker(CommunicatorImpl& comm, CollectiveKind kind) : comm_(comm) {
+  CallChecker(CommunicatorImpl& comm, CollectiveKind kind, std::source_location where) : comm_(comm) {
     args_.kind = kind;
+    args_.site = where;
     args_.label = comm.begin(to_string(kind).data());
   }
 
@@ -108,16 +109,18 @@ const void* block_at(const void* base, int rank, std::size_t block_bytes) {
 
 }  // namespace
 
-MESHCOMM_HOT Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::all_gather);
+MESHCOMM_HOT Work Communicator::all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options,
+                                           std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::all_gather, where);
   call.buffers(input, output)
       .count_times_size("output.count", output.count, "input.count", input.count)
       .place(block_at(output.data, impl_->rank(), input.bytes()), "input at this rank's block of output");
   return call.start(options.algorithm, options.stream);
 }
 
-MESHCOMM_HOT Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::reduce_scatter);
+MESHCOMM_HOT Work Communicator::reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options,
+                                               std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::reduce_scatter, where);
   call.buffers(input, output)
       .count_times_size("input.count", input.count, "output.count", output.count);
   call.args().in_place = output.data == block_at(input.data, impl_->rank(), output.bytes()) && output.count > 0;
@@ -128,8 +131,9 @@ MESHCOMM_HOT Work Communicator::reduce_scatter(ConstBufferView input, BufferView
   return call.start(options.algorithm, options.stream);
 }
 
-MESHCOMM_HOT Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::all_reduce);
+MESHCOMM_HOT Work Communicator::all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options,
+                                           std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::all_reduce, where);
   call.buffers(input, output)
       .count("output.count", output.count, input.count, "the same as input.count")
       .place(output.data, "the same memory");
@@ -137,8 +141,9 @@ MESHCOMM_HOT Work Communicator::all_reduce(ConstBufferView input, BufferView out
   return call.start(options.algorithm, options.stream);
 }
 
-MESHCOMM_HOT Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::all_to_all);
+MESHCOMM_HOT Work Communicator::all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options,
+                                           std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::all_to_all, where);
   call.buffers(input, output)
       .count("output.count", output.count, input.count, "the same as input.count")
       .place(output.data, "the same memory");
@@ -151,8 +156,8 @@ MESHCOMM_HOT Work Communicator::all_to_all(ConstBufferView input, BufferView out
 }
 
 MESHCOMM_HOT Work Communicator::all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
-                                            const CollectiveOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::all_to_allv);
+                                            const CollectiveOptions& options, std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::all_to_allv, where);
   call.buffers(input, output);
   const auto ranks = static_cast<std::size_t>(impl_->size());
   auto check_spans = [&](const char* name, std::span<const std::size_t> counts, std::span<const std::size_t> offsets,
@@ -180,8 +185,8 @@ MESHCOMM_HOT Work Communicator::all_to_allv(ConstBufferView input, BufferView ou
   return call.start(options.algorithm, options.stream);
 }
 
-MESHCOMM_HOT Work Communicator::broadcast(BufferView data, const BroadcastOptions& options) {
-  CallChecker call(*impl_, CollectiveKind::broadcast);
+MESHCOMM_HOT Work Communicator::broadcast(BufferView data, const BroadcastOptions& options, std::source_location where) {
+  CallChecker call(*impl_, CollectiveKind::broadcast, where);
   call.buffers(data, data);
   if (options.root < 0 || options.root >= impl_->size()) {
     call.fail(fmt::format("root = {} is not a rank of this communicator; valid roots are 0..{}", options.root,

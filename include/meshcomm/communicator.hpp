@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -104,27 +105,35 @@ class MESHCOMM_API Communicator {
   ///
   /// Right: `comm.all_gather(shard, full)` with `full.size() == shard.size() * comm.size()`.
   /// Wrong: ranks passing different counts; each rank's Work fails with size_mismatch or timeout.
-  Work all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options = {});
+  ///
+  /// Every collective takes the caller's source location last (filled in by default), which
+  /// MESHCOMM_DEBUG=callsite compares between ranks (see docs/errors.md).
+  Work all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options = {},
+                  std::source_location where = std::source_location::current());
 
   /// Reduces `input` element-wise over all ranks and leaves block `rank()` of the result in
   /// `output`: `input.count` must be `output.count * size()`. In place when `output` is this
   /// rank's block of `input`.
-  Work reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options = {});
+  Work reduce_scatter(ConstBufferView input, BufferView output, const ReduceOptions& options = {},
+                      std::source_location where = std::source_location::current());
 
   /// Reduces `input` element-wise over all ranks into `output` (same count, any count). In place
   /// when both are the same memory.
-  Work all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options = {});
+  Work all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options = {},
+                  std::source_location where = std::source_location::current());
 
   /// Block p of `input` goes to rank p, which stores it as block `rank()` of its `output`; the
   /// count must be divisible by `size()`. In place when both are the same memory.
-  Work all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options = {});
+  Work all_to_all(ConstBufferView input, BufferView output, const CollectiveOptions& options = {},
+                  std::source_location where = std::source_location::current());
 
   /// All-to-all with per-peer counts and offsets (see `AllToAllvLayout`); not in place.
   Work all_to_allv(ConstBufferView input, BufferView output, const AllToAllvLayout& layout,
-                   const CollectiveOptions& options = {});
+                   const CollectiveOptions& options = {}, std::source_location where = std::source_location::current());
 
   /// Copies `data` from `options.root` to every rank.
-  Work broadcast(BufferView data, const BroadcastOptions& options = {});
+  Work broadcast(BufferView data, const BroadcastOptions& options = {},
+                 std::source_location where = std::source_location::current());
 
   /// Allocates `bytes` of host memory that other ranks on this node can read directly (see
   /// SharedBuffer). Local: no communication. Throws Error(backend_failure) if the system refuses.

@@ -8,6 +8,8 @@
 #include <limits>
 #include <span>
 #include <numeric>
+#include <source_location>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -416,6 +418,30 @@ void check_fingerprint_exchange(Communicator& comm) {
   for (int rank = 0; rank < comm.size(); ++rank) {
     EXPECT_EQ(out[static_cast<std::size_t>(rank) * in.size()], static_cast<float>(rank)) << "block of rank " << rank;
   }
+}
+
+void check_call_site_exchange(Communicator& comm) {
+  if (comm.size() < 2) return;
+  const bool skipper = comm.rank() == comm.size() - 1;
+  std::vector<float> in(8, 1.0F), out(8 * static_cast<std::size_t>(comm.size()));
+  const auto here = std::source_location::current().line();
+  auto first = [&] { return comm.all_gather(in, out); };   // called from line here + 1
+  auto second = [&] { return comm.all_gather(in, out); };  // and here + 2
+  const auto first_line = here + 1, second_line = here + 2;
+  const Error error = expect_error([&] {
+    if (!skipper) first().wait();
+    second().wait();
+  });
+  EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << error.what();
+  // The ranks' lines differ, so each rank names only its own; the text is the same everywhere.
+  const std::string skipped = fmt::format("#0 all_gather count=8 f32 at collective_cases.cpp:{}", second_line);
+  EXPECT_NE(std::string(error.what()).find(fmt::format("rank {} {}", comm.size() - 1, skipped)), std::string::npos)
+      << error.what();
+  if (!skipper) {
+    const std::string made = fmt::format("#0 all_gather count=8 f32 at collective_cases.cpp:{} vs", first_line);
+    EXPECT_NE(std::string(error.what()).find(made), std::string::npos) << error.what();
+  }
+  comm.barrier();
 }
 
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory) {

@@ -51,6 +51,11 @@ void check_mismatched_calls(Communicator& world);
 /// rank, listing each rank's call, on every algorithm including `native`; `comm` stays usable.
 void check_fingerprint_exchange(Communicator& comm);
 
+/// With MESHCOMM_DEBUG=callsite in force when `comm` was created: the last rank skips the first
+/// of two all-gathers of the same shape made from different lines, and every rank gets the same
+/// invalid_argument at the first, listing each rank's call with its file and line.
+void check_call_site_exchange(Communicator& comm);
+
 /// Runs the whole matrix of `kind` on buffers in `memory` and fails if no case ran.
 void check_collective_matrix(Communicator& comm, CollectiveKind kind, MemoryKind memory = MemoryKind::host);
 

@@ -67,6 +67,14 @@ TEST(MpiCollectives, FingerprintExchangeNamesEveryRanksCall) {
   check_fingerprint_exchange(comm);
 }
 
+TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
+  ::setenv("MESHCOMM_DEBUG", "callsite", 1);  // read as the communicator is created
+  MpiBootstrap bootstrap;
+  auto comm = Communicator::create(bootstrap);
+  ::unsetenv("MESHCOMM_DEBUG");
+  check_call_site_exchange(comm);
+}
+
 }  // namespace
 }  // namespace meshcomm::testing
 

@@ -28,6 +28,12 @@ TEST(InprocCollectives, FingerprintExchangeNamesEveryRanksCall) {
   ::unsetenv("MESHCOMM_DEBUG");
 }
 
+TEST(InprocCollectives, CallSiteExchangeCatchesASkippedCall) {
+  ::setenv("MESHCOMM_DEBUG", "callsite", 1);  // read as the communicators are created
+  for (int size : {2, 3}) run_ranks(size, check_call_site_exchange);
+  ::unsetenv("MESHCOMM_DEBUG");
+}
+
 TEST(InprocCollectives, CountsThatWouldWrapAreRefused) {
   for (int size : {1, 2, 3}) run_ranks(size, check_counts_that_would_wrap);
 }
