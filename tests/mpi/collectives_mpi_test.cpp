@@ -59,19 +59,23 @@ TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
   }
 }
 
-TEST(MpiCollectives, FingerprintExchangeNamesEveryRanksCall) {
-  ::setenv("MESHCOMM_DEBUG", "fingerprint", 1);  // read as the communicator is created
+/// A world communicator created while MESHCOMM_DEBUG is `mode` (it is read as a communicator is
+/// created).
+Communicator world_with_debug(const char* mode) {
+  ::setenv("MESHCOMM_DEBUG", mode, 1);
   MpiBootstrap bootstrap;
   auto comm = Communicator::create(bootstrap);
   ::unsetenv("MESHCOMM_DEBUG");
+  return comm;
+}
+
+TEST(MpiCollectives, FingerprintExchangeNamesEveryRanksCall) {
+  auto comm = world_with_debug("fingerprint");
   check_fingerprint_exchange(comm);
 }
 
 TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
-  ::setenv("MESHCOMM_DEBUG", "callsite", 1);  // read as the communicator is created
-  MpiBootstrap bootstrap;
-  auto comm = Communicator::create(bootstrap);
-  ::unsetenv("MESHCOMM_DEBUG");
+  auto comm = world_with_debug("callsite");
   check_call_site_exchange(comm);
 }
 
