@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "mpi_arrivals.hpp"
 #include "mpi_check.hpp"
 #include "patterns/collective_tags.hpp"
 #include "mpi_operation.hpp"
@@ -11,17 +12,19 @@
 namespace meshcomm::detail {
 
 MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout, const char* what,
-                                const ErrorContext& where) {
+                                const ErrorContext& where, const MpiArrivals* arrivals) {
   MPI_Comm copy = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Comm_idup(comm, &copy, &request), "MPI_Comm_idup", where);
   MPI_Status status;
   if (!poll_request(request, status, deadline_after(timeout), where)) {
     // A collective request can be neither cancelled nor freed: it stays behind, unanswered.
+    const auto who = arrivals != nullptr ? describe_arrivals(arrivals->missing(kArrivalListen))
+                                         : "some rank of the communicator has not joined it (it may have failed an "
+                                           "earlier step and left)";
     throw Error(ErrorCode::timeout,
-                fmt::format("{} did not complete within {} ms: some rank of the communicator has not joined it (it "
-                            "may have failed an earlier step and left); no communicator was made",
-                            what, timeout.count()),
+                fmt::format("{} did not complete within {} ms: {}; no communicator was made", what, timeout.count(),
+                            who),
                 where);
   }
   return copy;
@@ -145,7 +148,10 @@ std::unique_ptr<Backend> MpiBackend::split(std::span<const int> members, int col
   // MPI_Comm_split blocks until every rank calls it. A rank that gave up on this split earlier
   // (its exchange timed out) never will, yet a late rank can still complete that exchange against
   // its leftover messages: a duplicate made with a timeout first shows that every rank got here.
-  MPI_Comm agreed = duplicate_communicator(user_, timeout_, "agreeing that every rank reached the split", where);
+  const MpiArrivals arrivals(user_);
+  arrivals.announce();
+  MPI_Comm agreed =
+      duplicate_communicator(user_, timeout_, "agreeing that every rank reached the split", where, &arrivals);
   MPI_Comm child = MPI_COMM_NULL;
   const int code = MPI_Comm_split(agreed, color, new_rank, &child);
   MPI_Comm_free(&agreed);
@@ -154,8 +160,11 @@ std::unique_ptr<Backend> MpiBackend::split(std::span<const int> members, int col
 }
 
 std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm, std::chrono::milliseconds timeout) {
+  // MPI cannot say who never joined its collective; the launcher's PMIx server can.
+  const MpiArrivals arrivals(comm);
+  arrivals.announce();
   const MPI_Comm user = duplicate_communicator(comm, timeout, "duplicating the bootstrap's communicator",
-                                               {.backend = "mpi", .operation = "create"});
+                                               {.backend = "mpi", .operation = "create"}, &arrivals);
   return std::make_unique<MpiBackend>(user, timeout);
 }
 

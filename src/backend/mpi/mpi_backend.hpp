@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "../backend.hpp"
+#include "mpi_arrivals.hpp"
 #include "mpi_native_shapes.hpp"
 #include "patterns/collective_tags.hpp"
 #include "mpi_timeout_report.hpp"
@@ -76,8 +77,9 @@ class MpiBackend final : public Backend {
 std::unique_ptr<Backend> make_mpi_backend(MPI_Comm comm, std::chrono::milliseconds timeout);
 
 /// MPI_Comm_idup of `comm`, waited for at most `timeout`: a rank that never joins makes it an
-/// Error(timeout) naming `what`, where the blocking MPI_Comm_dup would wait forever.
+/// Error(timeout) naming `what`, where the blocking MPI_Comm_dup would wait forever, and, where
+/// `arrivals` (announced before) can tell, the ranks that never arrived.
 MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout, const char* what,
-                                const ErrorContext& where);
+                                const ErrorContext& where, const MpiArrivals* arrivals = nullptr);
 
 }  // namespace meshcomm::detail

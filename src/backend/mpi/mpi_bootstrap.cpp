@@ -10,6 +10,7 @@
 
 #include "../../environment.hpp"
 #include "../../failure_seen.hpp"
+#include "mpi_arrivals.hpp"
 #include "mpi_check.hpp"
 
 namespace meshcomm {
@@ -68,13 +69,16 @@ ErrorContext bootstrap_context(const char* operation, int rank) {
   return {.backend = "mpi", .operation = operation, .rank = rank};
 }
 
-void wait_or_throw(MPI_Request& request, std::chrono::milliseconds timeout, const char* operation, int rank) {
+/// Waits for `request` of a bootstrap step that `arrivals` announced; at the timeout, names the
+/// ranks that never arrived where the launcher can tell.
+void wait_or_throw(MPI_Request& request, std::chrono::milliseconds timeout, const char* operation, int rank,
+                   const detail::MpiArrivals& arrivals) {
   MPI_Status status;
   if (!detail::poll_request(request, status, detail::deadline_after(timeout), bootstrap_context(operation, rank))) {
-    // A collective request cannot be cancelled: the job is stuck, so say which call and how long.
+    // A collective request cannot be cancelled: the job is stuck, so say which call and who is missing.
     throw Error(ErrorCode::timeout,
-                fmt::format("{} did not complete within {} ms: some rank has not reached it", operation,
-                            timeout.count()),
+                fmt::format("{} did not complete within {} ms: {}", operation, timeout.count(),
+                            detail::describe_arrivals(arrivals.missing(detail::kArrivalListen))),
                 bootstrap_context(operation, rank));
   }
 }
@@ -95,12 +99,14 @@ MpiBootstrap::MpiBootstrap(MPI_Comm comm, std::chrono::milliseconds timeout)
 
 std::vector<std::byte> MpiBootstrap::all_gather(std::span<const std::byte> mine) {
   // Agree on the size first, so that a mismatch is an error rather than a truncation.
+  const detail::MpiArrivals arrivals(comm_);
+  arrivals.announce();
   std::uint64_t my_size = mine.size();
   std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
   MPI_Request request = MPI_REQUEST_NULL;
   detail::check_mpi(MPI_Iallgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_, &request),
                     "MPI_Iallgather", bootstrap_context("bootstrap all_gather", rank_));
-  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_);
+  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_, arrivals);
   for (int other = 0; other < size_; ++other) {
     if (sizes[other] != my_size) {
       throw Error(ErrorCode::size_mismatch,
@@ -114,14 +120,16 @@ std::vector<std::byte> MpiBootstrap::all_gather(std::span<const std::byte> mine)
   detail::check_mpi(MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(),
                                    static_cast<int>(mine.size()), MPI_BYTE, comm_, &request),
                     "MPI_Iallgather", bootstrap_context("bootstrap all_gather", rank_));
-  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_);
+  wait_or_throw(request, timeout_, "bootstrap all_gather", rank_, arrivals);
   return all;
 }
 
 void MpiBootstrap::barrier() {
+  const detail::MpiArrivals arrivals(comm_);
+  arrivals.announce();
   MPI_Request request = MPI_REQUEST_NULL;
   detail::check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", bootstrap_context("bootstrap barrier", rank_));
-  wait_or_throw(request, timeout_, "bootstrap barrier", rank_);
+  wait_or_throw(request, timeout_, "bootstrap barrier", rank_, arrivals);
 }
 
 }  // namespace meshcomm
