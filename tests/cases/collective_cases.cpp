@@ -367,6 +367,21 @@ void check_mismatched_calls(Communicator& world) {
       }
     }
   }
+  if (world.backend() == BackendKind::mpi) {
+    // Only rank 0 calls: its native all-gather, of a shape never agreed and of one agreed, times
+    // out naming a rank that sent no report of where it was.
+    for (std::size_t count : {std::size_t{1000}, std::size_t{1024}}) {
+      auto comm = world.split(0, world.rank());
+      gather(comm, "native", 1024).wait();
+      if (odd_one) {
+        const auto error = expect_error([&] { gather(comm, "native", count).wait(std::chrono::milliseconds(500)); });
+        EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+        EXPECT_GE(error.context().peer, 1) << error.what();
+        EXPECT_NE(std::string(error.what()).find("sent no report"), std::string::npos) << error.what();
+      }
+      world.barrier();
+    }
+  }
 }
 
 void check_fingerprint_exchange(Communicator& comm) {

@@ -74,11 +74,11 @@ MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_
   }
   processes_ = exchange_process_identities(internal_, size_, timeout_,
                                            {.backend = "mpi", .operation = "create", .rank = rank_});
-  native_shapes_ = std::make_unique<MpiNativeShapes>(
-      internal_, size_, fatal_state(), &processes_,
-      [this](const CollectiveArgs& args, MPI_Comm comm) { return post_native(args, comm); });
   timeout_reports_ =
       std::make_unique<MpiTimeoutReports>(internal_, CollectiveTags::reserved(max_tag_), rank_, size_);
+  native_shapes_ = std::make_unique<MpiNativeShapes>(
+      internal_, size_, fatal_state(), &processes_, timeout_reports_.get(),
+      [this](const CollectiveArgs& args, MPI_Comm comm) { return post_native(args, comm); });
 }
 
 MpiBackend::~MpiBackend() {

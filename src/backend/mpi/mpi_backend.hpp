@@ -66,10 +66,10 @@ class MpiBackend final : public Backend {
   std::chrono::milliseconds timeout_;
   /// Each rank's process, so that waits can tell an ended peer (peer_failure) from a slow one.
   RankProcesses processes_;
-  /// The communicators native collectives run on, one per shape (made on internal_).
-  std::unique_ptr<MpiNativeShapes> native_shapes_;
   /// Where the ranks tell each other what they waited in when a native collective timed out.
   std::unique_ptr<MpiTimeoutReports> timeout_reports_;
+  /// The communicators native collectives run on, one per shape (made on internal_).
+  std::unique_ptr<MpiNativeShapes> native_shapes_;
 };
 
 /// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`

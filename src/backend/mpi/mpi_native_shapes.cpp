@@ -64,8 +64,13 @@ struct MpiNativeShapes::Queued {
 };
 
 MpiNativeShapes::MpiNativeShapes(MPI_Comm base, int size, std::shared_ptr<FatalState> fatal,
-                                 const RankProcesses* processes, Post post)
-    : base_(base), size_(size), fatal_(std::move(fatal)), processes_(processes), post_(std::move(post)) {}
+                                 const RankProcesses* processes, const MpiTimeoutReports* reports, Post post)
+    : base_(base),
+      size_(size),
+      fatal_(std::move(fatal)),
+      processes_(processes),
+      reports_(reports),
+      post_(std::move(post)) {}
 
 MpiNativeShapes::~MpiNativeShapes() {
   int finalized = 0;
@@ -116,7 +121,7 @@ MpiNativeShapes::Shape& MpiNativeShapes::shape_for(const CallRecord& record, con
 std::shared_ptr<WorkState> MpiNativeShapes::defer(const CollectiveArgs& args, const ErrorContext& where) {
   const CallRecord record = CallRecord::of(args);
   Shape& shape = shape_for(record, where);
-  Queued item{.work = std::make_shared<DeferredNative>(*this, where, fatal_), .shape = &shape, .args = args,
+  Queued item{.work = std::make_shared<DeferredNative>(*this, record, where, fatal_), .shape = &shape, .args = args,
               .where = where};
   if (args.kind == CollectiveKind::all_to_allv) {
     const auto& layout = args.layout;
@@ -195,12 +200,17 @@ bool DeferredNative::test() { return settled() && posted_->test(); }
 
 void DeferredNative::wait_until(Clock::time_point deadline) {
   if (!poll_until([this] { return settled(); }, deadline)) {
+    auto context = where_;
+    std::string where_the_others_are = "a rank has not made this call, or made another";
+    if (const auto* reports = shapes_.reports()) {
+      where_the_others_are = reports->exchange(record_, kReportListen, context.peer);
+    }
     Error error(ErrorCode::timeout,
-                fmt::format("MPI's {} was never started: it waits for the ranks to agree on the first call of its "
-                            "shape (or on a call queued before it), and not every rank joined in time: a rank has not "
-                            "made this call, or made another; the communicator cannot be used again",
-                            where_.operation),
-                where_);
+                fmt::format("MPI's {} ({}) was never started: it waits for the ranks to agree on the first call of its "
+                            "shape (or on a call queued before it), and not every rank joined in time: {}; the "
+                            "communicator cannot be used again",
+                            where_.operation, record_.describe(), where_the_others_are),
+                context);
     fatal_->set(error);
     throw error;
   }

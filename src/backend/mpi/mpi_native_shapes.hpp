@@ -11,6 +11,7 @@
 #include "../backend.hpp"
 #include "call_record.hpp"
 #include "collective_args.hpp"
+#include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
 
 namespace meshcomm::detail {
@@ -37,10 +38,11 @@ class MpiNativeShapes {
 
   static constexpr std::size_t kMaxShapes = 64;
 
-  /// Shapes are agreed and duplicated on `base` (`size` ranks), which carries nothing else;
-  /// `processes` (the backend's) tell a rank that ended while calls wait for an agreement.
+  /// Shapes are agreed and duplicated on `base` (`size` ranks), which carries no other
+  /// collective; `processes` and `reports` (the backend's) tell a rank that ended, and where the
+  /// others are when a call waits too long for an agreement.
   MpiNativeShapes(MPI_Comm base, int size, std::shared_ptr<FatalState> fatal, const RankProcesses* processes,
-                  Post post);
+                  const MpiTimeoutReports* reports, Post post);
   ~MpiNativeShapes();
   MpiNativeShapes(const MpiNativeShapes&) = delete;
   MpiNativeShapes& operator=(const MpiNativeShapes&) = delete;
@@ -64,6 +66,7 @@ class MpiNativeShapes {
   void drain();
 
   [[nodiscard]] const RankProcesses* processes() const noexcept { return processes_; }
+  [[nodiscard]] const MpiTimeoutReports* reports() const noexcept { return reports_; }
 
  private:
   struct Agreement;
@@ -82,6 +85,7 @@ class MpiNativeShapes {
   int size_;
   std::shared_ptr<FatalState> fatal_;
   const RankProcesses* processes_;
+  const MpiTimeoutReports* reports_;
   Post post_;
   std::vector<std::unique_ptr<Shape>> shapes_;
   CallRecord last_shape_;  ///< the shape of the latest call posted at once, and its communicator
@@ -94,8 +98,9 @@ class MpiNativeShapes {
 /// call is posted, is the posted collective's.
 class DeferredNative final : public WorkState {
  public:
-  DeferredNative(MpiNativeShapes& shapes, ErrorContext where, std::shared_ptr<FatalState> fatal)
-      : shapes_(shapes), where_(std::move(where)), fatal_(std::move(fatal)) {}
+  DeferredNative(MpiNativeShapes& shapes, const CallRecord& record, ErrorContext where,
+                 std::shared_ptr<FatalState> fatal)
+      : shapes_(shapes), record_(record), where_(std::move(where)), fatal_(std::move(fatal)) {}
 
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
@@ -111,6 +116,7 @@ class DeferredNative final : public WorkState {
   bool settled();
 
   MpiNativeShapes& shapes_;  // the backend's, which outlives its works
+  CallRecord record_;
   ErrorContext where_;
   std::shared_ptr<FatalState> fatal_;
   LivenessSchedule liveness_;
