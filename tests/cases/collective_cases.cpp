@@ -368,6 +368,26 @@ void check_mismatched_calls(Communicator& world) {
     }
   }
   if (world.backend() == BackendKind::mpi) {
+    // Native all_to_allv where ranks 0 and 1 disagree about what 0 sends 1: size_mismatch on both
+    // (the pair counts are exchanged first); the other ranks time out naming a peer.
+    auto comm = world.split(0, world.rank());
+    const auto ranks = static_cast<std::size_t>(comm.size());
+    std::vector<std::size_t> send_counts(ranks, 4), recv_counts(ranks, 4), offsets(ranks);
+    for (std::size_t peer = 0; peer < ranks; ++peer) offsets[peer] = 16 * peer;
+    if (comm.rank() == 0) send_counts[1] = 10;
+    if (comm.rank() == 1) recv_counts[0] = 8;
+    try {
+      comm.all_to_allv(std::span<const float>(in.data(), 16 * ranks), std::span<float>(out.data(), 16 * ranks),
+                       {send_counts, offsets, recv_counts, offsets}, {.algorithm = "native"})
+          .wait(std::chrono::milliseconds(500));
+      ADD_FAILURE() << "native all_to_allv with disagreeing counts: rank " << comm.rank() << " returned success";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), comm.rank() < 2 ? ErrorCode::size_mismatch : ErrorCode::timeout) << error.what();
+      EXPECT_GE(error.context().peer, 0) << error.what();
+    }
+    world.barrier();
+  }
+  if (world.backend() == BackendKind::mpi) {
     // Only rank 0 calls: its native all-gather, of a shape never agreed and of one agreed, times
     // out naming a rank that sent no report of where it was.
     for (std::size_t count : {std::size_t{1000}, std::size_t{1024}}) {

@@ -1,6 +1,7 @@
 #include "mpi_native_shapes.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -38,6 +39,53 @@ struct MpiNativeShapes::Agreement {
   }
 };
 
+/// The exchange of an all_to_allv's pair counts: each rank tells each peer how many bytes it
+/// sends it and expects from it, so that a pair that disagrees is an error on both sides before
+/// Open MPI sees it (Open MPI aborts the job on the truncation that would follow).
+struct MpiNativeShapes::CountCheck {
+  std::vector<std::uint64_t> mine;    ///< per peer: bytes sent to it, bytes expected from it
+  std::vector<std::uint64_t> theirs;  ///< per peer: bytes it sends here, bytes it expects from here
+  ErrorContext where;
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool done = false;
+
+  CountCheck(MPI_Comm comm, const CollectiveArgs& args, int size, ErrorContext context)
+      : mine(2 * static_cast<std::size_t>(size)), theirs(mine.size()), where(std::move(context)) {
+    const std::size_t element = size_of(args.input.type);
+    for (std::size_t peer = 0; peer < static_cast<std::size_t>(size); ++peer) {
+      mine[2 * peer] = args.layout.send_counts[peer] * element;
+      mine[2 * peer + 1] = args.layout.recv_counts[peer] * element;
+    }
+    check_mpi(MPI_Ialltoall(mine.data(), 2, MPI_UINT64_T, theirs.data(), 2, MPI_UINT64_T, comm, &request),
+              "MPI_Ialltoall", where);
+  }
+
+  /// True once every peer's counts are here; throws Error(size_mismatch) naming the first pair
+  /// whose counts disagree, on both ranks of the pair.
+  bool complete() {
+    if (!done) {
+      int flag = 0;
+      check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", where);
+      if (flag == 0) return false;
+      done = true;
+    }
+    for (std::size_t peer = 0; peer < mine.size() / 2; ++peer) {
+      const auto sends_here = theirs[2 * peer], expects_from_here = theirs[2 * peer + 1];
+      const auto sent = mine[2 * peer], expected = mine[2 * peer + 1];
+      if (sends_here == expected && expects_from_here == sent) continue;
+      auto context = where;
+      context.peer = static_cast<int>(peer);
+      throw Error(ErrorCode::size_mismatch,
+                  fmt::format("all_to_allv: this rank ({}) and rank {} disagree about what they exchange: rank {} "
+                              "sends {} bytes here and expects {}, where this rank expects {} from it and sends {}; "
+                              "each pair's send and receive counts must match",
+                              where.rank, peer, peer, sends_here, expects_from_here, expected, sent),
+                  context);
+    }
+    return true;
+  }
+};
+
 /// One shape's communicator, made by a nonblocking duplication, and the agreement of its first
 /// call (none for the shared communicator past kMaxShapes, whose every call is agreed).
 struct MpiNativeShapes::Shape {
@@ -61,6 +109,8 @@ struct MpiNativeShapes::Queued {
   std::vector<std::size_t> layout;
   /// The agreement of this very call (calls on the shared communicator past kMaxShapes).
   std::unique_ptr<Agreement> own;
+  /// all_to_allv: the exchange of its pair counts.
+  std::unique_ptr<CountCheck> counts;
 };
 
 MpiNativeShapes::MpiNativeShapes(MPI_Comm base, int size, std::shared_ptr<FatalState> fatal,
@@ -79,7 +129,10 @@ MpiNativeShapes::~MpiNativeShapes() {
   auto leave_pending = [](std::unique_ptr<Agreement>& agreement) {
     if (agreement != nullptr && !agreement->done) (void)agreement.release();
   };
-  for (auto& item : queue_) leave_pending(item.own);
+  for (auto& item : queue_) {
+    leave_pending(item.own);
+    if (item.counts != nullptr && !item.counts->done) (void)item.counts.release();
+  }
   for (auto& shape : shapes_) {
     leave_pending(shape->first_call);
     const bool duplicated = shape->duplication == MPI_REQUEST_NULL;
@@ -134,6 +187,7 @@ std::shared_ptr<WorkState> MpiNativeShapes::defer(const CollectiveArgs& args, co
                         all.subspan(3 * ranks, ranks)};
   }
   if (shape.overflow) item.own = std::make_unique<Agreement>(base_, record, size_, where);
+  if (args.kind == CollectiveKind::all_to_allv) item.counts = std::make_unique<CountCheck>(base_, item.args, size_, where);
   auto work = item.work;
   queue_.push_back(std::move(item));
   drain();
@@ -166,6 +220,7 @@ void MpiNativeShapes::drain() {
       if (fatal_->is_set()) throw fatal_->aborted_error(item.where, "this collective was never started");
       if (!settle(*item.shape)) return;
       if (item.own != nullptr && !item.own->complete()) return;
+      if (item.counts != nullptr && !item.counts->complete()) return;
       item.work->posted(post_(item.args, item.shape->comm));
     } catch (const Error&) {
       item.work->failed(std::current_exception());

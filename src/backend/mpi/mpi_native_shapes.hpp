@@ -28,7 +28,9 @@ class DeferredNative;
 /// rank's call, and ranks that disagree later wait on different communicators, never on one
 /// another's messages, and time out. Nothing blocks: a call that needs an agreement is queued,
 /// and queued calls are posted in call order as their works are tested, so that every rank
-/// posts them alike. all_to_allv's counts differ by rank: its shape is its kind and dtype. Past
+/// posts them alike. all_to_allv's counts differ by rank: its shape is its kind and dtype, and
+/// every all_to_allv is queued behind an exchange of its pair counts, which every pair must
+/// agree on (a small all-to-all of 16 bytes per peer). Past
 /// kMaxShapes shapes, the further ones share one communicator and every call of theirs is
 /// agreed first (a small all-gather each).
 class MpiNativeShapes {
@@ -51,7 +53,7 @@ class MpiNativeShapes {
   /// it and no earlier call is still queued, so that this call can be posted at once; else
   /// MPI_COMM_NULL, and the call goes to defer().
   [[nodiscard]] MPI_Comm ready_comm(const CallRecord& shape) noexcept {
-    if (!queue_.empty()) return MPI_COMM_NULL;
+    if (!queue_.empty() || shape.kind == static_cast<std::uint8_t>(CollectiveKind::all_to_allv)) return MPI_COMM_NULL;
     if (last_comm_ != MPI_COMM_NULL && last_shape_ == shape) return last_comm_;
     return find_ready(shape);
   }
@@ -70,6 +72,7 @@ class MpiNativeShapes {
 
  private:
   struct Agreement;
+  struct CountCheck;
   struct Shape;
   struct Queued;
 
