@@ -77,7 +77,9 @@ class MESHCOMM_API Communicator {
   /// Aborts this communicator, for a watchdog or an error handler: local (never waits on a
   /// peer), returns at once, and is the one call that is safe from any thread while another
   /// drives the communicator. Every pending `Work` fails with `ErrorCode::aborted` (at once on
-  /// inproc and nccl; on mpi as soon as it is tested or waited on, and when it is destroyed):
+  /// inproc; on nccl once the NCCL communicator is aborted, at once or at the next poll of a
+  /// thread inside a call on it; on mpi as soon as it is tested or waited on, and when it is
+  /// destroyed):
   /// receives are withdrawn, so their buffers are no longer written, except that MPI cannot
   /// withdraw a collective of its own (`native`) or a send already under way, whose buffers must
   /// then stay valid until the process ends, as the error says. Every later call fails fast with

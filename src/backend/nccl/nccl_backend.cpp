@@ -53,16 +53,13 @@ class NcclBackend final : public Backend {
     return backend;
   }
 
-  /// Aborts the NCCL communicator (ncclCommAbort stops its kernels, so queued work ends) and
-  /// the host backend's pending messages.
+  /// Aborts the NCCL communicator (ncclCommAbort stops its kernels, so queued work ends: at
+  /// once, or at the next poll of the thread inside a channel call) and the host backend's
+  /// pending messages.
   void abort(const Error& cause) override {
     Backend::abort(cause);
     host_->abort(cause);
-    try {
-      channel_->abort_with(cause);
-    } catch (const Error&) {
-      // abort_with throws the cause it was given: nothing to report beyond it.
-    }
+    channel_->abort_soon(cause);
   }
 
   [[nodiscard]] std::string native_unsupported_reason(const CollectiveArgs& args) const override {

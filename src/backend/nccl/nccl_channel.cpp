@@ -104,6 +104,7 @@ void NcclChannel::check(ncclResult_t result, const char* what, const ErrorContex
 void NcclChannel::settle(const char* what, const ErrorContext& context) {
   const auto deadline = deadline_after(timeout_);
   for (unsigned spins = 0;; ++spins) {
+    abort_if_fatal_locked(context);
     ncclResult_t state = ncclSuccess;
     const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
     if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, context));
@@ -120,9 +121,7 @@ void NcclChannel::settle(const char* what, const ErrorContext& context) {
   }
 }
 
-void NcclChannel::abort_locked(const Error& cause) {
-  const Error why(cause.code(), cause.message() + "; the NCCL communicator was aborted: create a new communicator",
-                  cause.context());
+void NcclChannel::abort_comm_locked(const Error& why) noexcept {
   fatal_->set(why);
   if (!aborted_) {
     aborted_ = true;
@@ -131,7 +130,27 @@ void NcclChannel::abort_locked(const Error& cause) {
   auto queued = std::move(queued_);
   queued_.clear();
   for (auto& item : queued) item.work->failed(std::make_exception_ptr(why));
+}
+
+void NcclChannel::abort_locked(const Error& cause) {
+  const Error why(cause.code(), cause.message() + "; the NCCL communicator was aborted: create a new communicator",
+                  cause.context());
+  abort_comm_locked(why);
   throw why;
+}
+
+void NcclChannel::abort_if_fatal_locked(const ErrorContext& context) {
+  if (!aborted_ && fatal_->is_set()) [[unlikely]] abort_locked(fatal_->aborted_error(context, {}));
+}
+
+void NcclChannel::abort_soon(const Error& cause) noexcept {
+  if (!mutex_.try_lock()) return;  // the holder polls the fatal state and aborts
+  std::lock_guard lock(mutex_, std::adopt_lock);
+  try {
+    abort_comm_locked(Error(cause.code(), cause.message() + "; the NCCL communicator was aborted", cause.context()));
+  } catch (...) {
+    // Building the message can only fail to allocate; the fatal state is already set.
+  }
 }
 
 void NcclChannel::abort_with(const Error& cause) {
@@ -142,6 +161,7 @@ void NcclChannel::abort_with(const Error& cause) {
 void NcclChannel::check_async(const NcclCallSite& site) {
   std::lock_guard lock(mutex_);
   if (aborted_) fatal_->throw_if_set(site.label.name);
+  abort_if_fatal_locked(site.context());
   ncclResult_t state = ncclSuccess;
   const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
   if (query != ncclSuccess) abort_locked(nccl_error(query, "ncclCommGetAsyncError", nullptr, site.context()));

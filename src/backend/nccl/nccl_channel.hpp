@@ -59,6 +59,12 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// thrown, saying that the communicator was aborted).
   [[noreturn]] void abort_with(const Error& cause);
 
+  /// Communicator::abort(), from any thread, after the fatal state is set: aborts the NCCL
+  /// communicator now if no other thread is inside a channel call; else that thread, which polls
+  /// the fatal state while it waits, aborts it (so that no thread uses the communicator while
+  /// ncclCommAbort frees it). Never blocks, never throws.
+  void abort_soon(const Error& cause) noexcept;
+
   /// A stream for meshcomm's own messages that name none.
   [[nodiscard]] cudaStream_t internal_stream() const noexcept { return internal_stream_; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
@@ -90,6 +96,10 @@ class NcclChannel : public std::enable_shared_from_this<NcclChannel> {
   /// Checks an enqueue's result and waits for it where NCCL left it in progress.
   void after_enqueue_locked(ncclResult_t result, const NcclCallSite& site);
   [[noreturn]] void abort_locked(const Error& cause);
+  /// abort_locked() without the throw.
+  void abort_comm_locked(const Error& why) noexcept;
+  /// Aborts (throwing the fatal error) if the fatal state was set from outside, by abort_soon().
+  void abort_if_fatal_locked(const ErrorContext& context);
   cudaEvent_t take_event();
   /// The work of a collective just queued on `stream`: the open one of that stream if no one has
   /// tested it yet, else a new one, which becomes the open one.
