@@ -119,7 +119,8 @@ class SingleCopySchedule {
 
 std::string needs_processes(const CollectiveArgs& args, const CommunicatorImpl& comm) {
   if (args.output.memory != MemoryKind::host) return "the shm algorithms read host memory through shared segments";
-  if (comm.backend().kind() == BackendKind::mpi) return {};
+  const auto kind = comm.backend().kind();
+  if (kind == BackendKind::mpi || kind == BackendKind::ucx) return {};  // one rank per process
   return "the shm algorithms join processes on one node; inproc ranks already share memory";
 }
 

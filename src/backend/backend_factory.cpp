@@ -13,6 +13,9 @@
 #if MESHCOMM_HAVE_NCCL
 #include "nccl/nccl_backend.hpp"
 #endif
+#if MESHCOMM_HAVE_UCX
+#include "ucx/ucx_backend.hpp"
+#endif
 
 namespace meshcomm::detail {
 
@@ -20,8 +23,9 @@ namespace {
 
 Error unavailable(BackendKind kind, std::string_view why) {
   return Error(ErrorCode::unsupported,
-               fmt::format("backend '{}' {}; backends in this build: inproc{}{}", to_string(kind), why,
-                           MESHCOMM_HAVE_MPI ? ", mpi" : "", MESHCOMM_HAVE_NCCL ? ", nccl" : ""),
+               fmt::format("backend '{}' {}; backends in this build: inproc{}{}{}", to_string(kind), why,
+                           MESHCOMM_HAVE_MPI ? ", mpi" : "", MESHCOMM_HAVE_UCX ? ", ucx" : "",
+                           MESHCOMM_HAVE_NCCL ? ", nccl" : ""),
                {.backend = std::string(to_string(kind)), .operation = "Communicator::create"});
 }
 
@@ -65,7 +69,16 @@ std::unique_ptr<Backend> create_backend(Bootstrap& bootstrap, BackendKind kind,
       throw unavailable(kind, "is not in this build (configure where CUDA and NCCL are found, MESHCOMM_WITH_NCCL=ON)");
 #endif
     }
-    case BackendKind::ucx: throw unavailable(kind, "is not implemented in this version");
+    case BackendKind::ucx: {
+#if MESHCOMM_HAVE_UCX
+      // One rank per process: the worker's tag matching is process-wide.
+      if (bootstrap.name() == "inproc") throw unavailable(kind, "needs one rank per process, not ranks as threads");
+      bootstrap.barrier();
+      return make_ucx_backend(bootstrap, timeout);
+#else
+      throw unavailable(kind, "is not in this build (configure where libucx-dev is found, MESHCOMM_WITH_UCX=ON)");
+#endif
+    }
     case BackendKind::automatic: break;
   }
   throw unavailable(kind, "is unknown");

@@ -1,9 +1,12 @@
 // GoogleTest main for tests run under mpirun: every process runs every test on the shared world
 // communicator. Rank 0 prints the usual report; other ranks print only their failures.
+// MESHCOMM_TEST_BACKEND=ucx runs them on the ucx backend (MPI then only bootstraps).
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <memory>
 
 #include "meshcomm/mpi_bootstrap.hpp"
@@ -39,8 +42,11 @@ int main(int argc, char** argv) {
   meshcomm::MpiSession session(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   meshcomm::MpiBootstrap bootstrap(MPI_COMM_WORLD, meshcomm::testing::kTestTimeout);
-  meshcomm::testing::world = std::make_unique<meshcomm::Communicator>(
-      meshcomm::Communicator::create(bootstrap, {.timeout = meshcomm::testing::kTestTimeout}));
+  const char* backend = std::getenv("MESHCOMM_TEST_BACKEND");
+  const bool on_ucx = backend != nullptr && std::string_view(backend) == "ucx";
+  meshcomm::testing::world = std::make_unique<meshcomm::Communicator>(meshcomm::Communicator::create(
+      bootstrap, {.backend = on_ucx ? meshcomm::BackendKind::ucx : meshcomm::BackendKind::automatic,
+                  .timeout = meshcomm::testing::kTestTimeout}));
   const int rank = meshcomm::testing::world->rank();
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -1,0 +1,122 @@
+#include "ucx_backend.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ucx_operation.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+std::uint64_t lane_bits(Lane lane) noexcept { return lane == Lane::user ? 0 : 1; }
+
+}  // namespace
+
+UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::vector<int> root_ranks, int rank, std::uint32_t context,
+                       std::chrono::milliseconds timeout)
+    : peers_(std::move(peers)), root_ranks_(std::move(root_ranks)), rank_(rank), context_(context), timeout_(timeout) {}
+
+std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                             StreamRef) {
+  const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
+  ucp_request_param_t param{};
+  auto request = ucp_tag_send_nbx(peers_->endpoint(root_peer), data.data, data.bytes(),
+                                  UcxTag::make(context_, lane_bits(lane), rank_, tag), &param);
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.is_send = true, .peer = peer, .root_peer = root_peer, .tag = tag,
+                                .bytes = data.bytes(), .site = call_site(label, peer)},
+      request, peers_, fatal_state());
+}
+
+std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                             StreamRef) {
+  ucp_request_param_t param{};
+  auto request = ucp_tag_recv_nbx(peers_->worker().worker(), data.data, data.bytes(),
+                                  UcxTag::make(context_, lane_bits(lane), peer, tag), ~ucp_tag_t{0}, &param);
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.is_send = false, .peer = peer, .root_peer = root_ranks_[static_cast<std::size_t>(peer)],
+                                .tag = tag, .bytes = data.bytes(), .site = call_site(label, peer)},
+      request, peers_, fatal_state());
+}
+
+std::uint32_t UcxBackend::agree_on_context(std::uint64_t split_index) {
+  const OperationLabel label{.name = "split", .sequence = -1};
+  const int tag = static_cast<int>(split_index & static_cast<std::uint64_t>(UcxTag::kMaxTag));
+  const std::uint32_t mine = peers_->worker().propose_context(context_ + 1);
+  std::vector<std::uint32_t> theirs(root_ranks_.size(), mine);
+  std::vector<std::shared_ptr<WorkState>> works;
+  ucp_request_param_t param{};
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank_) continue;
+    const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
+    const auto site = call_site(label, peer);
+    works.push_back(std::make_shared<UcxOperation>(
+        UcxOperation::Description{.is_send = true, .peer = peer, .root_peer = root_peer, .tag = tag,
+                                  .bytes = sizeof mine, .site = site},
+        ucp_tag_send_nbx(peers_->endpoint(root_peer), &mine, sizeof mine,
+                         UcxTag::make(context_, UcxTag::kSetupLane, rank_, tag), &param),
+        peers_, fatal_state()));
+    works.push_back(std::make_shared<UcxOperation>(
+        UcxOperation::Description{.is_send = false, .peer = peer, .root_peer = root_peer, .tag = tag,
+                                  .bytes = sizeof mine, .site = site},
+        ucp_tag_recv_nbx(peers_->worker().worker(), &theirs[static_cast<std::size_t>(peer)], sizeof mine,
+                         UcxTag::make(context_, UcxTag::kSetupLane, peer, tag), ~ucp_tag_t{0}, &param),
+        peers_, fatal_state()));
+  }
+  const auto deadline = deadline_after(timeout_);
+  std::vector<int> silent;
+  for (std::size_t index = 0; index < works.size(); ++index) {
+    try {
+      works[index]->wait_until(deadline);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::timeout) throw;
+      silent.push_back(error.context().peer);
+    }
+  }
+  if (!silent.empty()) {
+    std::sort(silent.begin(), silent.end());
+    silent.erase(std::unique(silent.begin(), silent.end()), silent.end());
+    throw Error(ErrorCode::timeout,
+                fmt::format("{} {} not joined this split within {} ms: every rank of the communicator must call it",
+                            silent.size() == 1 ? "rank" : "ranks", fmt::join(silent, ", "),
+                            silent.size() == 1 ? "has" : "have", timeout_.count()),
+                {.backend = "ucx", .operation = "split", .rank = rank_, .peer = silent.front()});
+  }
+  const auto agreed = *std::max_element(theirs.begin(), theirs.end());
+  if (agreed > UcxTag::kMaxContext) {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("this process has made {} ucx communicators, the most its tags can tell apart", agreed),
+                {.backend = "ucx", .operation = "split", .rank = rank_});
+  }
+  peers_->worker().take_context(agreed);
+  return agreed;
+}
+
+std::unique_ptr<Backend> UcxBackend::split(std::span<const int> members, int /*color*/, std::uint64_t split_index) {
+  const std::uint32_t context = agree_on_context(split_index);
+  std::vector<int> root_ranks;
+  root_ranks.reserve(members.size());
+  for (int member : members) root_ranks.push_back(root_ranks_[static_cast<std::size_t>(member)]);
+  const int new_rank = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+  return std::make_unique<UcxBackend>(peers_, std::move(root_ranks), new_rank, context, timeout_);
+}
+
+std::unique_ptr<Backend> make_ucx_backend(Bootstrap& bootstrap, std::chrono::milliseconds timeout) {
+  if (bootstrap.size() > UcxTag::kMaxRanks) {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("the ucx backend's tags hold {} ranks; this job has {}", UcxTag::kMaxRanks,
+                            bootstrap.size()),
+                {.backend = "ucx", .operation = "create"});
+  }
+  std::uint32_t context = 0;
+  auto peers = std::make_shared<UcxPeers>(UcxWorker::instance(), bootstrap, context);
+  std::vector<int> root_ranks(static_cast<std::size_t>(bootstrap.size()));
+  std::iota(root_ranks.begin(), root_ranks.end(), 0);
+  return std::make_unique<UcxBackend>(std::move(peers), std::move(root_ranks), bootstrap.rank(), context, timeout);
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../backend.hpp"
+#include "meshcomm/bootstrap.hpp"
+#include "ucx_peers.hpp"
+
+namespace meshcomm::detail {
+
+/// How a message's 64-bit UCX tag is laid out, since matching is worker-wide:
+///
+///     [context: 15 bits][lane: 2 bits][source rank: 17 bits][tag: 30 bits]
+///
+/// The context tells the process's communicators apart (agreed as each is made), the lane the
+/// user's messages from meshcomm's own and from the backend's setup, the source the sender
+/// within the communicator (a receive names its peer), and the tag is the caller's.
+struct UcxTag {
+  static constexpr int kTagBits = 30;
+  static constexpr int kSourceBits = 17;
+  static constexpr int kLaneBits = 2;
+  static constexpr int kContextBits = 15;
+  static constexpr int kMaxTag = (1 << kTagBits) - 1;
+  static constexpr int kMaxRanks = 1 << kSourceBits;
+  static constexpr std::uint32_t kMaxContext = (1U << kContextBits) - 1;
+  /// The backend's own messages (split agreements), apart from both communicator lanes.
+  static constexpr std::uint64_t kSetupLane = 2;
+
+  static constexpr ucp_tag_t make(std::uint32_t context, std::uint64_t lane, int source, int tag) noexcept {
+    return (static_cast<ucp_tag_t>(context) << (kLaneBits + kSourceBits + kTagBits)) |
+           (lane << (kSourceBits + kTagBits)) | (static_cast<ucp_tag_t>(source) << kTagBits) |
+           static_cast<ucp_tag_t>(tag);
+  }
+};
+
+/// UCX tag matching on the process's worker (UcxWorker), one endpoint per peer (UcxPeers).
+/// Needs one rank per process: the bootstrap is MPI's or another launcher's, not threads.
+class UcxBackend final : public Backend {
+ public:
+  UcxBackend(std::shared_ptr<UcxPeers> peers, std::vector<int> root_ranks, int rank, std::uint32_t context,
+             std::chrono::milliseconds timeout);
+
+  [[nodiscard]] BackendKind kind() const noexcept override { return BackendKind::ucx; }
+  [[nodiscard]] int rank() const noexcept override { return rank_; }
+  [[nodiscard]] int size() const noexcept override { return static_cast<int>(root_ranks_.size()); }
+  [[nodiscard]] int max_tag() const noexcept override { return UcxTag::kMaxTag; }
+
+  std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                   StreamRef stream) override;
+  std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
+                                   StreamRef stream) override;
+  std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override;
+
+ private:
+  /// Every rank's context id proposal, over this communicator (the backend's setup lane).
+  std::uint32_t agree_on_context(std::uint64_t split_index);
+
+  std::shared_ptr<UcxPeers> peers_;
+  std::vector<int> root_ranks_;  ///< this communicator's ranks in the root's numbering
+  int rank_;
+  std::uint32_t context_;
+  std::chrono::milliseconds timeout_;
+};
+
+/// The root ucx backend of `bootstrap`'s ranks (collective; at most `timeout` per exchange).
+std::unique_ptr<Backend> make_ucx_backend(Bootstrap& bootstrap, std::chrono::milliseconds timeout);
+
+}  // namespace meshcomm::detail

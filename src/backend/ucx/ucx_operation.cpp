@@ -1,0 +1,154 @@
+#include "ucx_operation.hpp"
+
+#include <fmt/format.h>
+
+namespace meshcomm::detail {
+
+UcxOperation::UcxOperation(Description description, ucs_status_ptr_t request, std::shared_ptr<UcxPeers> peers,
+                           std::shared_ptr<FatalState> fatal)
+    : description_(std::move(description)), peers_(std::move(peers)), fatal_(std::move(fatal)) {
+  if (request == nullptr) {
+    finish(UCS_OK, description_.bytes);
+  } else if (UCS_PTR_IS_ERR(request)) {
+    finish(UCS_PTR_STATUS(request), 0);
+  } else {
+    request_ = request;
+  }
+}
+
+UcxOperation::~UcxOperation() {
+  // A Work dropped before completion leaves its request to finish: UCX frees it then.
+  if (request_ != nullptr) {
+    if (fatal_->is_set() && !description_.is_send) ucp_request_cancel(peers_->worker().worker(), request_);
+    ucp_request_free(request_);
+  }
+}
+
+std::string UcxOperation::transfer() const {
+  const auto& d = description_;
+  return d.is_send ? fmt::format("send of {} bytes to peer {} (tag {})", d.bytes, d.peer, d.tag)
+                   : fmt::format("receive of {} bytes from peer {} (tag {})", d.bytes, d.peer, d.tag);
+}
+
+void UcxOperation::finish(ucs_status_t status, std::size_t received) {
+  done_ = true;
+  if (request_ != nullptr) {
+    ucp_request_free(request_);
+    request_ = nullptr;
+  }
+  const auto& d = description_;
+  if (status == UCS_ERR_MESSAGE_TRUNCATED) {
+    error_ = std::make_exception_ptr(
+        Error(ErrorCode::size_mismatch,
+              fmt::format("message size mismatch on tag {}: peer {} sent more than the {} bytes this rank posted a "
+                          "receive for; both sides must agree",
+                          d.tag, d.peer, d.bytes),
+              d.site.context()));
+  } else if (status == UCS_ERR_CANCELED) {
+    error_ = std::make_exception_ptr(fatal_->is_set()
+                                         ? fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes,
+                                                                                                    d.peer, true))
+                                         : Error(ErrorCode::internal, transfer() + " was cancelled", d.site.context()));
+  } else if (status != UCS_OK) {
+    auto context = d.site.context();
+    context.native_code = static_cast<int>(status);
+    const bool peer_gone = peers_->failed(d.root_peer) || status == UCS_ERR_CONNECTION_RESET ||
+                           status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_UNREACHABLE;
+    Error error(peer_gone ? ErrorCode::peer_failure : ErrorCode::backend_failure,
+                fmt::format("{} failed: {}{}", transfer(), ucs_status_string(status),
+                            peer_gone ? fmt::format("; UCX reports peer {} failed; the communicator cannot be used again",
+                                                    d.peer)
+                                      : std::string()),
+                context);
+    fatal_->set(error);
+    error_ = std::make_exception_ptr(error);
+  } else if (!d.is_send && received != d.bytes) {
+    error_ = std::make_exception_ptr(
+        Error(ErrorCode::size_mismatch,
+              fmt::format("message size mismatch on tag {}: peer {} sent {} bytes but this rank posted a receive of {} "
+                          "bytes; both sides must agree",
+                          d.tag, d.peer, received, d.bytes),
+              d.site.context()));
+  }
+}
+
+bool UcxOperation::test() {
+  if (!done_) {
+    peers_->worker().progress();
+    ucs_status_t status = UCS_INPROGRESS;
+    std::size_t received = description_.bytes;
+    if (description_.is_send) {
+      status = ucp_request_check_status(request_);
+    } else {
+      ucp_tag_recv_info_t info{};
+      status = ucp_tag_recv_request_test(request_, &info);
+      received = info.length;
+    }
+    if (status != UCS_INPROGRESS) {
+      finish(status, received);
+    } else if (fatal_->is_set() || peers_->failed(description_.root_peer)) [[unlikely]] {
+      // UCX never fails a posted receive whose sender died, and abort() must end every work.
+      const bool withdrawn = cancel();
+      const auto& d = description_;
+      if (peers_->failed(d.root_peer)) {
+        auto context = d.site.context();
+        context.native_code = static_cast<int>(peers_->failure(d.root_peer));
+        Error error(ErrorCode::peer_failure,
+                    fmt::format("{} can never complete: UCX reports peer {} failed ({}); the communicator cannot be "
+                                "used again",
+                                transfer(), d.peer, ucs_status_string(peers_->failure(d.root_peer))),
+                    context);
+        fatal_->set(error);
+        error_ = std::make_exception_ptr(error);
+      } else {
+        error_ = std::make_exception_ptr(
+            fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes, d.peer, withdrawn)));
+      }
+      done_ = true;
+    } else {
+      return false;
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+  return true;
+}
+
+bool UcxOperation::cancel() {
+  if (request_ == nullptr) return true;
+  ucp_request_cancel(peers_->worker().worker(), request_);
+  const auto deadline = deadline_after(std::chrono::milliseconds(50));
+  for (unsigned spins = 0; ucp_request_check_status(request_) == UCS_INPROGRESS; ++spins) {
+    if (Clock::now() >= deadline) {
+      ucp_request_free(request_);  // released by UCX when it completes
+      request_ = nullptr;
+      return false;
+    }
+    peers_->worker().progress();
+  }
+  ucp_request_free(request_);
+  request_ = nullptr;
+  return true;
+}
+
+void UcxOperation::wait_until(Clock::time_point deadline) {
+  for (unsigned spins = 0; !test(); ++spins) {
+    if ((spins & 63U) == 63U && Clock::now() >= deadline) {
+      const auto& d = description_;
+      const bool withdrawn = cancel();
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
+      Error error(ErrorCode::timeout,
+                  d.is_send ? fmt::format("{} was not received within {} ms: peer {} posted no matching receive",
+                                          transfer(), waited, d.peer)
+                            : fmt::format("{} got no message within {} ms: peer {} sent nothing with that tag",
+                                          transfer(), waited, d.peer),
+                  d.site.context());
+      if (!withdrawn) fatal_->set(error);  // a send UCX could not withdraw may still read its buffer
+      done_ = true;
+      error_ = std::make_exception_ptr(error);
+      std::rethrow_exception(error_);
+    }
+    backoff(spins);
+  }
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <memory>
+
+#include "../backend.hpp"
+#include "ucx_peers.hpp"
+
+namespace meshcomm::detail {
+
+/// One tag send or receive of the ucx backend: a UCX request polled for completion (no
+/// callback: the request itself holds the status until it is freed).
+class UcxOperation final : public WorkState {
+ public:
+  struct Description {
+    bool is_send;
+    int peer;       ///< in the communicator
+    int root_peer;  ///< in the root communicator, for the endpoint and failure
+    int tag;
+    std::size_t bytes;
+    CallSite site;
+  };
+
+  /// `request` is what ucp_tag_send_nbx / ucp_tag_recv_nbx returned (a request, null for a send
+  /// complete at once, or an error). `peers` is the backend's, which outlives its operations.
+  UcxOperation(Description description, ucs_status_ptr_t request, std::shared_ptr<UcxPeers> peers,
+               std::shared_ptr<FatalState> fatal);
+  ~UcxOperation() override;
+
+  bool test() override;
+  void wait_until(Clock::time_point deadline) override;
+
+ private:
+  /// Records a finished request's outcome (error_ on failure) and frees it.
+  void finish(ucs_status_t status, std::size_t received);
+  /// Cancels the request and progresses until UCX says so, briefly; false if it did not.
+  bool cancel();
+  [[nodiscard]] std::string transfer() const;
+
+  Description description_;
+  void* request_ = nullptr;
+  std::shared_ptr<UcxPeers> peers_;
+  std::shared_ptr<FatalState> fatal_;
+  bool done_ = false;
+  std::exception_ptr error_;
+  Clock::time_point started_ = Clock::now();
+};
+
+}  // namespace meshcomm::detail

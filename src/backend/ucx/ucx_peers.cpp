@@ -1,0 +1,83 @@
+#include "ucx_peers.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "work_state.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// What each rank tells the others first: its context id proposal and its address's length.
+struct Introduction {
+  std::uint64_t context = 0;
+  std::uint64_t address_bytes = 0;
+};
+
+}  // namespace
+
+void UcxPeers::on_endpoint_error(void* slot, ucp_ep_h /*endpoint*/, ucs_status_t status) {
+  static_cast<std::atomic<ucs_status_t>*>(slot)->store(status == UCS_OK ? UCS_ERR_CONNECTION_RESET : status,
+                                                      std::memory_order_release);
+}
+
+UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std::uint32_t& context)
+    : worker_(std::move(worker)) {
+  const ErrorContext where{.backend = "ucx", .operation = "create", .rank = bootstrap.rank()};
+  const auto ranks = static_cast<std::size_t>(bootstrap.size());
+  const Introduction mine{.context = worker_->propose_context(), .address_bytes = worker_->address().size()};
+  const auto introductions = bootstrap.all_gather(std::as_bytes(std::span(&mine, 1)));
+  std::vector<Introduction> all(ranks);
+  std::memcpy(all.data(), introductions.data(), introductions.size());
+  std::uint64_t longest = 0, agreed = 0;
+  for (const auto& other : all) {
+    longest = std::max(longest, other.address_bytes);
+    agreed = std::max(agreed, other.context);
+  }
+  context = static_cast<std::uint32_t>(agreed);
+  worker_->take_context(context);
+  // Addresses differ in length between processes; the bootstrap gathers equal sizes.
+  std::vector<std::byte> padded(longest);
+  std::memcpy(padded.data(), worker_->address().data(), worker_->address().size());
+  const auto addresses = bootstrap.all_gather(padded);
+  failures_ = std::make_unique<std::atomic<ucs_status_t>[]>(ranks);
+  endpoints_.assign(ranks, nullptr);
+  for (std::size_t rank = 0; rank < ranks; ++rank) {
+    failures_[rank].store(UCS_OK);
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = reinterpret_cast<const ucp_address_t*>(addresses.data() + rank * longest);
+    if (worker_->peer_errors()) {
+      params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      params.err_handler.cb = &UcxPeers::on_endpoint_error;
+      params.err_handler.arg = &failures_[rank];
+    }
+    ucp_ep_h endpoint = nullptr;
+    check_ucs(ucp_ep_create(worker_->worker(), &params, &endpoint), "ucp_ep_create", where);
+    endpoints_[rank] = endpoint;
+  }
+}
+
+UcxPeers::~UcxPeers() {
+  // Close every endpoint at once, then progress until UCX has released them (bounded).
+  std::vector<void*> closing;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  for (auto endpoint : endpoints_) {
+    if (endpoint == nullptr) continue;
+    void* request = ucp_ep_close_nbx(endpoint, &param);
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  }
+  const auto deadline = deadline_after(std::chrono::milliseconds(1000));
+  for (auto* request : closing) {
+    while (ucp_request_check_status(request) == UCS_INPROGRESS && Clock::now() < deadline) worker_->progress();
+    ucp_request_free(request);
+  }
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "meshcomm/bootstrap.hpp"
+#include "ucx_worker.hpp"
+
+namespace meshcomm::detail {
+
+/// The endpoints to every rank of a root communicator (indexed by root rank), made from worker
+/// addresses exchanged through the bootstrap, and which peers UCX has reported failed.
+class UcxPeers {
+ public:
+  /// Collective over the bootstrap's ranks: exchanges worker addresses and a context id proposal,
+  /// and connects to every rank. `context` becomes the id every rank agreed on.
+  UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std::uint32_t& context);
+  ~UcxPeers();
+  UcxPeers(const UcxPeers&) = delete;
+  UcxPeers& operator=(const UcxPeers&) = delete;
+
+  [[nodiscard]] ucp_ep_h endpoint(int root_rank) const noexcept {
+    return endpoints_[static_cast<std::size_t>(root_rank)];
+  }
+  /// Whether UCX reported `root_rank`'s endpoint failed (and how).
+  [[nodiscard]] bool failed(int root_rank) const noexcept {
+    return failures_[static_cast<std::size_t>(root_rank)].load(std::memory_order_acquire) != UCS_OK;
+  }
+  [[nodiscard]] ucs_status_t failure(int root_rank) const noexcept {
+    return failures_[static_cast<std::size_t>(root_rank)].load(std::memory_order_acquire);
+  }
+  [[nodiscard]] UcxWorker& worker() const noexcept { return *worker_; }
+
+ private:
+  static void on_endpoint_error(void* slot, ucp_ep_h endpoint, ucs_status_t status);
+
+  std::shared_ptr<UcxWorker> worker_;
+  std::vector<ucp_ep_h> endpoints_;
+  std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
+};
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,101 @@
+#include "ucx_worker.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "environment.hpp"
+
+namespace meshcomm::detail {
+
+void check_ucs(ucs_status_t status, const char* call, const ErrorContext& context) {
+  if (status == UCS_OK) return;
+  ErrorContext with_code = context;
+  with_code.native_code = static_cast<int>(status);
+  throw Error(ErrorCode::backend_failure, fmt::format("{} failed: {}", call, ucs_status_string(status)),
+              std::move(with_code));
+}
+
+namespace {
+
+const ErrorContext kSetup{.backend = "ucx", .operation = "create"};
+
+/// MESHCOMM_UCX_ERROR_MODE: "peer" (default) or "none".
+bool peer_error_mode() {
+  const auto mode = environment_variable("MESHCOMM_UCX_ERROR_MODE");
+  if (!mode || mode->empty() || *mode == "peer") return true;
+  if (*mode == "none") return false;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("MESHCOMM_UCX_ERROR_MODE = '{}' is not an error mode; valid: peer (report failed peers, the "
+                          "default) or none",
+                          *mode),
+              kSetup);
+}
+
+}  // namespace
+
+std::shared_ptr<UcxWorker> UcxWorker::instance() {
+  static std::mutex mutex;
+  static std::weak_ptr<UcxWorker> shared;
+  std::lock_guard lock(mutex);
+  if (auto existing = shared.lock()) return existing;
+  std::shared_ptr<UcxWorker> made(new UcxWorker());
+  shared = made;
+  return made;
+}
+
+UcxWorker::UcxWorker() {
+  peer_errors_ = peer_error_mode();
+  ucp_config_t* config = nullptr;
+  check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read", kSetup);
+  if (peer_errors_) {
+    // Peer error handling would otherwise drop the shared-memory transports.
+    (void)ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+    const auto keepalive = environment_variable("MESHCOMM_UCX_KEEPALIVE");
+    const std::string interval = keepalive && !keepalive->empty() ? std::string(*keepalive) : "1s";
+    if (const auto status = ucp_config_modify(config, "KEEPALIVE_INTERVAL", interval.c_str()); status != UCS_OK) {
+      ucp_config_release(config);
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("MESHCOMM_UCX_KEEPALIVE = '{}' is not a UCX time interval (for example 1s, 500ms): {}",
+                              interval, ucs_status_string(status)),
+                  kSetup);
+    }
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_TAG;
+  params.mt_workers_shared = 1;
+  const auto initialised = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check_ucs(initialised, "ucp_init", kSetup);
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_MULTI;  // progress threads drive it too
+  if (const auto status = ucp_worker_create(context_, &worker_params, &worker_); status != UCS_OK) {
+    ucp_cleanup(context_);
+    check_ucs(status, "ucp_worker_create", kSetup);
+  }
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  check_ucs(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address", kSetup);
+  address_.resize(length);
+  std::memcpy(address_.data(), address, length);
+  ucp_worker_release_address(worker_, address);
+}
+
+UcxWorker::~UcxWorker() {
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+std::uint32_t UcxWorker::propose_context(std::uint32_t at_least) noexcept {
+  return std::max(next_context_.load(), at_least);
+}
+
+void UcxWorker::take_context(std::uint32_t context) noexcept {
+  std::uint32_t current = next_context_.load();
+  while (current <= context && !next_context_.compare_exchange_weak(current, context + 1)) {
+  }
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+/// The process's UCP context and worker, shared by every ucx communicator (matching is
+/// worker-wide: the tag layout keeps communicators, lanes and sources apart). Error handling is
+/// per peer with the shared-memory transports kept and a keepalive of 1 s, unless
+/// MESHCOMM_UCX_ERROR_MODE=none or MESHCOMM_UCX_KEEPALIVE say otherwise.
+class UcxWorker {
+ public:
+  /// The process's worker, made on first use. Throws Error(backend_failure) naming the UCX call.
+  static std::shared_ptr<UcxWorker> instance();
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  [[nodiscard]] ucp_worker_h worker() const noexcept { return worker_; }
+  /// This worker's address, for peers' endpoints.
+  [[nodiscard]] const std::vector<std::byte>& address() const noexcept { return address_; }
+  /// Whether endpoints report failed peers (error mode peer).
+  [[nodiscard]] bool peer_errors() const noexcept { return peer_errors_; }
+  /// Drives the worker once (callbacks, completions).
+  void progress() noexcept { ucp_worker_progress(worker_); }
+
+  /// A context id no communicator of this process has used, at least `at_least`; later calls
+  /// return larger ones. Communicators agree on the largest their ranks propose.
+  std::uint32_t propose_context(std::uint32_t at_least = 0) noexcept;
+  /// Marks `context` and every id below it used.
+  void take_context(std::uint32_t context) noexcept;
+
+ private:
+  UcxWorker();
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<std::byte> address_;
+  bool peer_errors_ = true;
+  std::atomic<std::uint32_t> next_context_{0};
+};
+
+/// Throws Error(backend_failure) naming `call` and UCX's text unless `status` is UCS_OK.
+void check_ucs(ucs_status_t status, const char* call, const ErrorContext& context);
+
+}  // namespace meshcomm::detail
