@@ -22,10 +22,16 @@ int main(int argc, char** argv) {
   meshcomm::MpiSession session(argc, argv);
   const std::string_view mode = argc > 1 ? argv[1] : "receive";
   meshcomm::MpiBootstrap bootstrap;
-  auto comm = meshcomm::Communicator::create(bootstrap);
+  // argv[2] "ucx": the ucx backend, whose endpoints report the failed peer.
+  const bool on_ucx = argc > 2 && std::string_view(argv[2]) == "ucx";
+  auto comm = meshcomm::Communicator::create(
+      bootstrap, {.backend = on_ucx ? meshcomm::BackendKind::ucx : meshcomm::BackendKind::automatic});
   std::vector<float> incoming(4), shard(4, 1.0F), gathered(4 * static_cast<std::size_t>(comm.size()));
   const bool agreed = mode == "native_agreed";
   if (agreed) comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = "native"}).wait();
+  // Every rank has finished connecting before rank 1 leaves (a peer lost while connecting is a
+  // creation error, not what this probe looks at).
+  comm.barrier();
   if (comm.rank() == 1) _exit(3);
   if (comm.rank() != 0) return 0;
   const auto started = std::chrono::steady_clock::now();

@@ -57,7 +57,16 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
       params.err_handler.arg = &failures_[rank];
     }
     ucp_ep_h endpoint = nullptr;
-    check_ucs(ucp_ep_create(worker_->worker(), &params, &endpoint), "ucp_ep_create", where);
+    if (const auto status = ucp_ep_create(worker_->worker(), &params, &endpoint); status != UCS_OK) {
+      auto failed_at = where;
+      failed_at.peer = static_cast<int>(rank);
+      failed_at.native_code = static_cast<int>(status);
+      throw Error(ErrorCode::backend_failure,
+                  fmt::format("connecting to rank {} failed: {} (ucp_ep_create); it may have exited while the "
+                              "communicator was made",
+                              rank, ucs_status_string(status)),
+                  failed_at);
+    }
     endpoints_[rank] = endpoint;
   }
 }
