@@ -78,9 +78,9 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                                      "threads share one GPU with --backend inproc)")
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "cuda"}));
-  app.add_option("--backend", backend, "mpi (under mpirun), nccl (under mpirun, --memory cuda) or inproc (ranks as "
-                                       "threads, see -t)")
-      ->capture_default_str()->check(CLI::IsMember({"mpi", "inproc", "nccl"}));
+  app.add_option("--backend", backend, "mpi (under mpirun), ucx (under mpirun, MPI only starting it), nccl (under "
+                                       "mpirun, --memory cuda) or inproc (ranks as threads, see -t)")
+      ->capture_default_str()->check(CLI::IsMember({"mpi", "ucx", "inproc", "nccl"}));
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process with --backend inproc")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   std::string algorithms;
@@ -147,7 +147,10 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
   } while (!rest.empty());
   options.time_across = static_cast<TimeAcross>(time_across);
-  options.backend = backend == "inproc" ? BackendKind::inproc : backend == "nccl" ? BackendKind::nccl : BackendKind::mpi;
+  options.backend = backend == "inproc" ? BackendKind::inproc
+                    : backend == "nccl" ? BackendKind::nccl
+                    : backend == "ucx"  ? BackendKind::ucx
+                                        : BackendKind::mpi;
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
   if (options.memory == MemoryKind::cuda) {
     // Device buffers are one kind; --buffers chooses among host buffers only.
