@@ -63,6 +63,12 @@ class FatalState {
 /// the engine could not withdraw it, that its buffer must stay valid.
 std::string withdrawal_outcome(bool is_send, std::size_t bytes, int peer, bool withdrawn);
 
+/// Error(size_mismatch) of a receive of `posted_bytes` (at `site`, from its peer, `tag`) whose
+/// message was larger: the engine truncated it.
+Error message_too_large(const CallSite& site, int tag, std::size_t posted_bytes);
+/// Error(size_mismatch) of a receive of `posted_bytes` whose message had `sent_bytes`.
+Error message_of_other_size(const CallSite& site, int tag, std::size_t sent_bytes, std::size_t posted_bytes);
+
 /// The engine beneath a communicator: point-to-point messages on two lanes and splitting.
 /// Algorithms in collectives/ need nothing else; native collectives are optional extras.
 class Backend {

@@ -9,6 +9,20 @@
 
 namespace meshcomm::detail {
 
+namespace {
+
+/// Tests a request until `done` (kept by the caller, since MPI nulls the request once complete).
+bool test_until_done(MPI_Request& request, bool& done, const ErrorContext& where) {
+  if (!done) {
+    int flag = 0;
+    check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", where);
+    done = flag != 0;
+  }
+  return done;
+}
+
+}  // namespace
+
 /// The exchange of what every rank is calling, posted as a nonblocking all-gather; its buffers
 /// stay put until it completes.
 struct MpiNativeShapes::Agreement {
@@ -28,12 +42,7 @@ struct MpiNativeShapes::Agreement {
   /// True once every rank's record is here; throws Error(invalid_argument) listing each rank's
   /// call if they disagree.
   bool complete() {
-    if (!done) {
-      int flag = 0;
-      check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", where);
-      if (flag == 0) return false;
-      done = true;
-    }
+    if (!test_until_done(request, done, where)) return false;
     throw_if_disagreeing(all, where);
     return true;
   }
@@ -63,12 +72,7 @@ struct MpiNativeShapes::CountCheck {
   /// True once every peer's counts are here; throws Error(size_mismatch) naming the first pair
   /// whose counts disagree, on both ranks of the pair.
   bool complete() {
-    if (!done) {
-      int flag = 0;
-      check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test", where);
-      if (flag == 0) return false;
-      done = true;
-    }
+    if (!test_until_done(request, done, where)) return false;
     for (std::size_t peer = 0; peer < mine.size() / 2; ++peer) {
       const auto sends_here = theirs[2 * peer], expects_from_here = theirs[2 * peer + 1];
       const auto sent = mine[2 * peer], expected = mine[2 * peer + 1];

@@ -26,12 +26,7 @@ void MpiOperation::add_piece(MPI_Request request, std::size_t piece_bytes) {
 void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int code) {
   const auto& d = description_;
   if (code == MPI_ERR_TRUNCATE || (code == MPI_ERR_IN_STATUS && status.MPI_ERROR == MPI_ERR_TRUNCATE)) {
-    error_ = std::make_exception_ptr(
-        Error(ErrorCode::size_mismatch,
-              fmt::format("message size mismatch on tag {}: peer {} sent more than the {} bytes this rank posted a "
-                          "receive for; both sides must agree",
-                          d.tag, d.peer, d.bytes),
-              d.site.context()));
+    error_ = std::make_exception_ptr(message_too_large(d.site, d.tag, d.bytes));
     return;
   }
   if (code != MPI_SUCCESS) {
@@ -45,12 +40,8 @@ void MpiOperation::finish_piece(std::size_t index, const MPI_Status& status, int
     int received = 0;
     MPI_Get_count(&status, MPI_BYTE, &received);
     if (static_cast<std::size_t>(received) != piece(index).bytes) {
-      error_ = std::make_exception_ptr(Error(
-          ErrorCode::size_mismatch,
-          fmt::format("message size mismatch on tag {}: peer {} sent {} bytes but this rank posted a receive of {} "
-                      "bytes; both sides must agree",
-                      d.tag, d.peer, d.bytes - piece(index).bytes + static_cast<std::size_t>(received), d.bytes),
-          d.site.context()));
+      error_ = std::make_exception_ptr(message_of_other_size(
+          d.site, d.tag, d.bytes - piece(index).bytes + static_cast<std::size_t>(received), d.bytes));
     }
   }
 }

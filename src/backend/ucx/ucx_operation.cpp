@@ -38,12 +38,7 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
   }
   const auto& d = description_;
   if (status == UCS_ERR_MESSAGE_TRUNCATED) {
-    error_ = std::make_exception_ptr(
-        Error(ErrorCode::size_mismatch,
-              fmt::format("message size mismatch on tag {}: peer {} sent more than the {} bytes this rank posted a "
-                          "receive for; both sides must agree",
-                          d.tag, d.peer, d.bytes),
-              d.site.context()));
+    error_ = std::make_exception_ptr(message_too_large(d.site, d.tag, d.bytes));
   } else if (status == UCS_ERR_CANCELED) {
     error_ = std::make_exception_ptr(fatal_->is_set()
                                          ? fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes,
@@ -63,12 +58,7 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
     fatal_->set(error);
     error_ = std::make_exception_ptr(error);
   } else if (!d.is_send && received != d.bytes) {
-    error_ = std::make_exception_ptr(
-        Error(ErrorCode::size_mismatch,
-              fmt::format("message size mismatch on tag {}: peer {} sent {} bytes but this rank posted a receive of {} "
-                          "bytes; both sides must agree",
-                          d.tag, d.peer, received, d.bytes),
-              d.site.context()));
+    error_ = std::make_exception_ptr(message_of_other_size(d.site, d.tag, received, d.bytes));
   }
 }
 
