@@ -30,11 +30,11 @@ namespace {
 
 /// Where one rank's input lives, as the other ranks need to know it.
 struct RegionDescriptor {
-  char segment[64] = {};
   std::uint64_t offset = 0;
   std::uint64_t host = 0;
   std::uint32_t shared = 0;
-  std::uint32_t padding = 0;
+  std::uint32_t handle_bytes = 0;
+  char handle[SegmentProvider::kMaxHandle] = {};  ///< how a peer maps the segment
 };
 
 std::uint64_t host_identity() {
@@ -46,8 +46,10 @@ std::uint64_t host_identity() {
 RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
   RegionDescriptor descriptor;
   descriptor.host = host_identity();
-  if (auto location = comm.shared_memory().locate(data, bytes); location && location->name.size() < 64) {
-    std::memcpy(descriptor.segment, location->name.data(), location->name.size());
+  if (auto location = comm.shared_memory().locate(data, bytes);
+      location && location->handle.size() <= SegmentProvider::kMaxHandle) {
+    std::memcpy(descriptor.handle, location->handle.data(), location->handle.size());
+    descriptor.handle_bytes = static_cast<std::uint32_t>(location->handle.size());
     descriptor.offset = location->offset;
     descriptor.shared = 1;
   }
@@ -107,8 +109,9 @@ class SingleCopySchedule {
       std::vector<const std::byte*> inputs;
       for (int peer = 0; peer < comm.size(); ++peer) {
         const auto& descriptor = (*descriptors)[peer];
+        const std::string handle(descriptor.handle, descriptor.handle_bytes);
         inputs.push_back(peer == rank ? static_cast<const std::byte*>(input)
-                                      : comm.shared_memory().map_peer(descriptor.segment) + descriptor.offset);
+                                      : comm.shared_memory().map_peer(handle) + descriptor.offset);
       }
       copy(inputs);
       works.emplace_back(start_dissemination_barrier(comm, label, barrier_tag), timeout);

@@ -30,13 +30,14 @@ std::string_view to_string(BackendKind kind) noexcept {
 Communicator Communicator::create(Bootstrap& bootstrap, const CommOptions& options) {
   const auto timeout = detail::resolve_timeout(options.timeout);
   auto backend = detail::create_backend(bootstrap, options.backend, timeout);
+  // allocate_shared's memory comes from the backend: POSIX shared memory, or UCX's own on ucx.
+  auto family = std::make_shared<const detail::CommunicatorFamily>(detail::CommunicatorFamily{
+      detail::CollectiveEngine::from_environment(),
+      std::make_shared<detail::SharedMemoryRegistry>(backend->segment_provider())});
   std::vector<int> root_ranks(static_cast<std::size_t>(backend->size()));
   std::iota(root_ranks.begin(), root_ranks.end(), 0);
   return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout,
-                                                                 std::make_shared<const detail::CommunicatorFamily>(
-                                                                     detail::CommunicatorFamily{
-                                                                         detail::CollectiveEngine::from_environment(),
-                                                                         std::make_shared<detail::SharedMemoryRegistry>()})));
+                                                                 std::move(family)));
 }
 
 Communicator::Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept : impl_(std::move(impl)) {}

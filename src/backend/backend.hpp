@@ -18,6 +18,7 @@
 namespace meshcomm::detail {
 
 struct CollectiveArgs;
+class SegmentProvider;
 
 /// A fixed neighbourhood for repeated neighbour all-to-allv exchanges (MPI's distributed graph).
 /// Counts and offsets are in bytes, one entry per edge, in the edge order given at creation.
@@ -125,6 +126,17 @@ class Backend {
                                                                std::span<const int> /*destinations*/) {
     return nullptr;
   }
+
+  /// Where Communicator::allocate_shared's memory comes from: POSIX shared memory, unless the
+  /// backend maps memory that its peers can put into.
+  [[nodiscard]] virtual std::shared_ptr<SegmentProvider> segment_provider() const;
+  /// Whether `put` works: one-sided puts into peers' allocate_shared memory.
+  [[nodiscard]] virtual bool puts() const noexcept { return false; }
+  /// Starts putting `source` into `peer`'s segment `handle` (what SharedMemoryRegistry::locate
+  /// says on that rank) at byte `offset`; completes once the bytes are in place there. Only
+  /// where puts() is true (else throws Error(unsupported)).
+  virtual std::shared_ptr<WorkState> put(ConstBufferView source, int peer, const std::string& handle,
+                                         std::size_t offset, OperationLabel label);
 
   /// Makes the communicator fatal with `cause` and fails its pending operations (Communicator::
   /// abort). Local, never blocks on a peer, safe from any thread; pending operations that the

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,38 +13,61 @@ namespace meshcomm::detail {
 
 class SharedMemoryRegistry;
 
-/// A POSIX shared-memory segment this process created: mapped here, openable by name from any
-/// process on the node while it lives. Unlinked and unmapped when destroyed.
+/// Memory for SharedSegments and how a peer on the node maps it: POSIX shared memory by name,
+/// or, on the ucx backend, memory UCX allocated and a remote key (peers can put into it too).
+class SegmentProvider {
+ public:
+  /// Memory a provider made: where it is, and the handle a peer maps it by.
+  struct Allocation {
+    std::byte* base = nullptr;
+    std::size_t bytes = 0;
+    std::string handle;             ///< opaque bytes, at most kMaxHandle of them
+    std::function<void()> release;  ///< frees the memory
+  };
+  /// The largest handle a peer is sent (descriptors and halo credits hold this many bytes).
+  static constexpr std::size_t kMaxHandle = 256;
+
+  virtual ~SegmentProvider() = default;
+  /// New memory of at least `bytes` bytes (whole pages). Throws Error(backend_failure) naming the call.
+  virtual Allocation allocate(std::size_t bytes) = 0;
+  /// A peer's memory in this process from its handle, mapped on first use and kept until the
+  /// provider goes.
+  virtual std::byte* attach(const std::string& handle) = 0;
+};
+
+/// POSIX shared-memory segments (shm_open), named after the process: any backend.
+std::shared_ptr<SegmentProvider> make_posix_segments();
+
+/// Memory made by Communicator::allocate_shared, which the other ranks on the node can map.
+/// Freed (and forgotten by its registry) when destroyed.
 class SharedSegment {
  public:
-  SharedSegment(std::string name, std::byte* base, std::size_t bytes, std::weak_ptr<SharedMemoryRegistry> registry)
-      : name_(std::move(name)), base_(base), bytes_(bytes), registry_(std::move(registry)) {}
+  SharedSegment(SegmentProvider::Allocation allocation, std::weak_ptr<SharedMemoryRegistry> registry)
+      : allocation_(std::move(allocation)), registry_(std::move(registry)) {}
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;
   ~SharedSegment();
 
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  [[nodiscard]] std::byte* base() const noexcept { return base_; }
-  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+  [[nodiscard]] const std::string& handle() const noexcept { return allocation_.handle; }
+  [[nodiscard]] std::byte* base() const noexcept { return allocation_.base; }
+  [[nodiscard]] std::size_t bytes() const noexcept { return allocation_.bytes; }
 
  private:
-  std::string name_;
-  std::byte* base_;
-  std::size_t bytes_;
+  SegmentProvider::Allocation allocation_;
   std::weak_ptr<SharedMemoryRegistry> registry_;
 };
 
 /// Where a range of memory sits inside some rank's shared segment.
 struct SegmentLocation {
-  std::string name;
+  std::string handle;
   std::size_t offset = 0;
 };
 
 /// The shared segments of a family of communicators: the ones this process made (to find which
-/// segment a pointer is in) and the peers' ones it has mapped (cached until it is destroyed).
+/// segment a pointer is in) and the peers' ones it has mapped (through the provider).
 class SharedMemoryRegistry : public std::enable_shared_from_this<SharedMemoryRegistry> {
  public:
-  ~SharedMemoryRegistry();
+  explicit SharedMemoryRegistry(std::shared_ptr<SegmentProvider> provider) : provider_(std::move(provider)) {}
 
   /// A new segment of at least `bytes` bytes. Throws Error(backend_failure) naming the call.
   std::shared_ptr<SharedSegment> create(std::size_t bytes);
@@ -52,16 +76,15 @@ class SharedMemoryRegistry : public std::enable_shared_from_this<SharedMemoryReg
   [[nodiscard]] std::optional<SegmentLocation> locate(const void* pointer, std::size_t bytes) const;
 
   /// The base address of a peer's segment in this process, mapping it on first use.
-  std::byte* map_peer(const std::string& name);
+  std::byte* map_peer(const std::string& handle) { return provider_->attach(handle); }
 
   /// Called by a segment as it goes away.
   void forget(const std::byte* base);
 
  private:
+  std::shared_ptr<SegmentProvider> provider_;
   mutable std::mutex mutex_;
-  std::map<const std::byte*, std::pair<std::string, std::size_t>> own_;  // base -> name, bytes
-  std::map<std::string, std::pair<std::byte*, std::size_t>> peers_;       // name -> base, bytes
-  std::uint64_t created_ = 0;
+  std::map<const std::byte*, std::pair<std::string, std::size_t>> own_;  // base -> handle, bytes
 };
 
 }  // namespace meshcomm::detail

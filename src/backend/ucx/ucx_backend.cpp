@@ -16,31 +16,68 @@ std::uint64_t lane_bits(Lane lane) noexcept { return lane == Lane::user ? 0 : 1;
 
 }  // namespace
 
-UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::vector<int> root_ranks, int rank, std::uint32_t context,
-                       std::chrono::milliseconds timeout)
-    : peers_(std::move(peers)), root_ranks_(std::move(root_ranks)), rank_(rank), context_(context), timeout_(timeout) {}
+UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegments> segments,
+                       std::vector<int> root_ranks, int rank, std::uint32_t context, std::chrono::milliseconds timeout)
+    : peers_(std::move(peers)),
+      segments_(std::move(segments)),
+      root_ranks_(std::move(root_ranks)),
+      rank_(rank),
+      context_(context),
+      timeout_(timeout) {}
+
+std::shared_ptr<WorkState> UcxBackend::operation(UcxOperation::Transfer transfer, int peer, int tag,
+                                                 std::size_t bytes, OperationLabel label, ucs_status_ptr_t request) {
+  const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.transfer = transfer, .peer = peer, .root_peer = root_peer, .tag = tag,
+                                .bytes = bytes, .site = call_site(label, peer)},
+      request, peers_, fatal_state());
+}
+
+std::shared_ptr<WorkState> UcxBackend::tag_send(const void* data, std::size_t bytes, int peer, int tag,
+                                                std::uint64_t lane, OperationLabel label) {
+  ucp_request_param_t param{};
+  auto request = ucp_tag_send_nbx(peers_->endpoint(root_ranks_[static_cast<std::size_t>(peer)]), data, bytes,
+                                  UcxTag::make(context_, lane, rank_, tag), &param);
+  return operation(UcxOperation::Transfer::send, peer, tag, bytes, label, request);
+}
+
+std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes, int peer, int tag,
+                                                   std::uint64_t lane, OperationLabel label) {
+  ucp_request_param_t param{};
+  auto request = ucp_tag_recv_nbx(peers_->worker().worker(), data, bytes, UcxTag::make(context_, lane, peer, tag),
+                                  ~ucp_tag_t{0}, &param);
+  return operation(UcxOperation::Transfer::receive, peer, tag, bytes, label, request);
+}
 
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
-  const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  ucp_request_param_t param{};
-  auto request = ucp_tag_send_nbx(peers_->endpoint(root_peer), data.data, data.bytes(),
-                                  UcxTag::make(context_, lane_bits(lane), rank_, tag), &param);
-  return std::make_shared<UcxOperation>(
-      UcxOperation::Description{.is_send = true, .peer = peer, .root_peer = root_peer, .tag = tag,
-                                .bytes = data.bytes(), .site = call_site(label, peer)},
-      request, peers_, fatal_state());
+  return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label);
 }
 
 std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
+  return tag_receive(data.data, data.bytes(), peer, tag, lane_bits(lane), label);
+}
+
+std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, const std::string& handle,
+                                           std::size_t offset, OperationLabel label) {
+  const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
+  const auto& target = segments_->remote(handle);
+  if (target.owner != root_peer || offset > target.bytes || source.bytes() > target.bytes - offset) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("a put of {} bytes at offset {} into peer {}'s memory does not fit the segment it names "
+                            "(root rank {}'s, {} bytes)",
+                            source.bytes(), offset, peer, target.owner, target.bytes),
+                context(label, peer));
+  }
+  const ucp_ep_h endpoint = peers_->endpoint(root_peer);
   ucp_request_param_t param{};
-  auto request = ucp_tag_recv_nbx(peers_->worker().worker(), data.data, data.bytes(),
-                                  UcxTag::make(context_, lane_bits(lane), peer, tag), ~ucp_tag_t{0}, &param);
-  return std::make_shared<UcxOperation>(
-      UcxOperation::Description{.is_send = false, .peer = peer, .root_peer = root_ranks_[static_cast<std::size_t>(peer)],
-                                .tag = tag, .bytes = data.bytes(), .site = call_site(label, peer)},
-      request, peers_, fatal_state());
+  auto put = ucp_put_nbx(endpoint, source.data, source.bytes(), target.address + offset, target.key, &param);
+  if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // the flush below completes after it
+  // The flush completes once every earlier operation on the endpoint is in place remotely.
+  auto flushed = UCS_PTR_IS_ERR(put) ? put : ucp_ep_flush_nbx(endpoint, &param);
+  return operation(UcxOperation::Transfer::put, peer, -1, source.bytes(), label, flushed);
 }
 
 std::uint32_t UcxBackend::agree_on_context(std::uint64_t split_index) {
@@ -49,23 +86,11 @@ std::uint32_t UcxBackend::agree_on_context(std::uint64_t split_index) {
   const std::uint32_t mine = peers_->worker().propose_context(context_ + 1);
   std::vector<std::uint32_t> theirs(root_ranks_.size(), mine);
   std::vector<std::shared_ptr<WorkState>> works;
-  ucp_request_param_t param{};
   for (int peer = 0; peer < size(); ++peer) {
     if (peer == rank_) continue;
-    const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-    const auto site = call_site(label, peer);
-    works.push_back(std::make_shared<UcxOperation>(
-        UcxOperation::Description{.is_send = true, .peer = peer, .root_peer = root_peer, .tag = tag,
-                                  .bytes = sizeof mine, .site = site},
-        ucp_tag_send_nbx(peers_->endpoint(root_peer), &mine, sizeof mine,
-                         UcxTag::make(context_, UcxTag::kSetupLane, rank_, tag), &param),
-        peers_, fatal_state()));
-    works.push_back(std::make_shared<UcxOperation>(
-        UcxOperation::Description{.is_send = false, .peer = peer, .root_peer = root_peer, .tag = tag,
-                                  .bytes = sizeof mine, .site = site},
-        ucp_tag_recv_nbx(peers_->worker().worker(), &theirs[static_cast<std::size_t>(peer)], sizeof mine,
-                         UcxTag::make(context_, UcxTag::kSetupLane, peer, tag), ~ucp_tag_t{0}, &param),
-        peers_, fatal_state()));
+    works.push_back(tag_send(&mine, sizeof mine, peer, tag, UcxTag::kSetupLane, label));
+    works.push_back(tag_receive(&theirs[static_cast<std::size_t>(peer)], sizeof mine, peer, tag, UcxTag::kSetupLane,
+                                label));
   }
   const auto deadline = deadline_after(timeout_);
   std::vector<int> silent;
@@ -102,7 +127,7 @@ std::unique_ptr<Backend> UcxBackend::split(std::span<const int> members, int /*c
   root_ranks.reserve(members.size());
   for (int member : members) root_ranks.push_back(root_ranks_[static_cast<std::size_t>(member)]);
   const int new_rank = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
-  return std::make_unique<UcxBackend>(peers_, std::move(root_ranks), new_rank, context, timeout_);
+  return std::make_unique<UcxBackend>(peers_, segments_, std::move(root_ranks), new_rank, context, timeout_);
 }
 
 std::unique_ptr<Backend> make_ucx_backend(Bootstrap& bootstrap, std::chrono::milliseconds timeout) {
@@ -116,7 +141,9 @@ std::unique_ptr<Backend> make_ucx_backend(Bootstrap& bootstrap, std::chrono::mil
   auto peers = std::make_shared<UcxPeers>(UcxWorker::instance(), bootstrap, context);
   std::vector<int> root_ranks(static_cast<std::size_t>(bootstrap.size()));
   std::iota(root_ranks.begin(), root_ranks.end(), 0);
-  return std::make_unique<UcxBackend>(std::move(peers), std::move(root_ranks), bootstrap.rank(), context, timeout);
+  auto segments = std::make_shared<UcxSegments>(peers, bootstrap.rank());
+  return std::make_unique<UcxBackend>(std::move(peers), std::move(segments), std::move(root_ranks), bootstrap.rank(),
+                                      context, timeout);
 }
 
 }  // namespace meshcomm::detail

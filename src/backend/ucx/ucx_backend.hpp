@@ -7,7 +7,9 @@
 
 #include "../backend.hpp"
 #include "meshcomm/bootstrap.hpp"
+#include "ucx_operation.hpp"
 #include "ucx_peers.hpp"
+#include "ucx_segments.hpp"
 
 namespace meshcomm::detail {
 
@@ -40,8 +42,8 @@ struct UcxTag {
 /// Needs one rank per process: the bootstrap is MPI's or another launcher's, not threads.
 class UcxBackend final : public Backend {
  public:
-  UcxBackend(std::shared_ptr<UcxPeers> peers, std::vector<int> root_ranks, int rank, std::uint32_t context,
-             std::chrono::milliseconds timeout);
+  UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegments> segments, std::vector<int> root_ranks,
+             int rank, std::uint32_t context, std::chrono::milliseconds timeout);
 
   [[nodiscard]] BackendKind kind() const noexcept override { return BackendKind::ucx; }
   [[nodiscard]] int rank() const noexcept override { return rank_; }
@@ -54,11 +56,26 @@ class UcxBackend final : public Backend {
                                    StreamRef stream) override;
   std::unique_ptr<Backend> split(std::span<const int> members, int color, std::uint64_t split_index) override;
 
+  /// allocate_shared memory is UCX's own (UcxSegments), so that peers' puts into it are stores.
+  [[nodiscard]] std::shared_ptr<SegmentProvider> segment_provider() const override { return segments_; }
+  [[nodiscard]] bool puts() const noexcept override { return true; }
+  std::shared_ptr<WorkState> put(ConstBufferView source, int peer, const std::string& handle, std::size_t offset,
+                                 OperationLabel label) override;
+
  private:
+  /// The Work state of a request UCX returned for `transfer` with `peer`.
+  std::shared_ptr<WorkState> operation(UcxOperation::Transfer transfer, int peer, int tag, std::size_t bytes,
+                                       OperationLabel label, ucs_status_ptr_t request);
+  /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag).
+  std::shared_ptr<WorkState> tag_send(const void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
+                                      OperationLabel label);
+  std::shared_ptr<WorkState> tag_receive(void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
+                                         OperationLabel label);
   /// Every rank's context id proposal, over this communicator (the backend's setup lane).
   std::uint32_t agree_on_context(std::uint64_t split_index);
 
   std::shared_ptr<UcxPeers> peers_;
+  std::shared_ptr<UcxSegments> segments_;  ///< shared by every communicator split from the root
   std::vector<int> root_ranks_;  ///< this communicator's ranks in the root's numbering
   int rank_;
   std::uint32_t context_;

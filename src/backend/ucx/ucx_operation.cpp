@@ -19,15 +19,19 @@ UcxOperation::UcxOperation(Description description, ucs_status_ptr_t request, st
 UcxOperation::~UcxOperation() {
   // A Work dropped before completion leaves its request to finish: UCX frees it then.
   if (request_ != nullptr) {
-    if (fatal_->is_set() && !description_.is_send) ucp_request_cancel(peers_->worker().worker(), request_);
+    if (fatal_->is_set() && !outgoing()) ucp_request_cancel(peers_->worker().worker(), request_);
     ucp_request_free(request_);
   }
 }
 
 std::string UcxOperation::transfer() const {
   const auto& d = description_;
-  return d.is_send ? fmt::format("send of {} bytes to peer {} (tag {})", d.bytes, d.peer, d.tag)
-                   : fmt::format("receive of {} bytes from peer {} (tag {})", d.bytes, d.peer, d.tag);
+  switch (d.transfer) {
+    case Transfer::send: return fmt::format("send of {} bytes to peer {} (tag {})", d.bytes, d.peer, d.tag);
+    case Transfer::receive: return fmt::format("receive of {} bytes from peer {} (tag {})", d.bytes, d.peer, d.tag);
+    case Transfer::put: return fmt::format("put of {} bytes into peer {}'s memory", d.bytes, d.peer);
+  }
+  return {};
 }
 
 void UcxOperation::finish(ucs_status_t status, std::size_t received) {
@@ -40,9 +44,9 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
   if (status == UCS_ERR_MESSAGE_TRUNCATED) {
     error_ = std::make_exception_ptr(message_too_large(d.site, d.tag, d.bytes));
   } else if (status == UCS_ERR_CANCELED) {
+    const auto outcome = withdrawal_outcome(outgoing(), d.bytes, d.peer, true);
     error_ = std::make_exception_ptr(fatal_->is_set()
-                                         ? fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes,
-                                                                                                    d.peer, true))
+                                         ? fatal_->aborted_error(d.site.context(), outcome)
                                          : Error(ErrorCode::internal, transfer() + " was cancelled", d.site.context()));
   } else if (status != UCS_OK) {
     auto context = d.site.context();
@@ -51,23 +55,24 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
                            status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_UNREACHABLE;
     Error error(peer_gone ? ErrorCode::peer_failure : ErrorCode::backend_failure,
                 fmt::format("{} failed: {}{}", transfer(), ucs_status_string(status),
-                            peer_gone ? fmt::format("; UCX reports peer {} failed; the communicator cannot be used again",
+                            peer_gone ? fmt::format("; UCX reports peer {} failed; the communicator cannot be used "
+                                                    "again",
                                                     d.peer)
                                       : std::string()),
                 context);
     fatal_->set(error);
     error_ = std::make_exception_ptr(error);
-  } else if (!d.is_send && received != d.bytes) {
+  } else if (!outgoing() && received != d.bytes) {
     error_ = std::make_exception_ptr(message_of_other_size(d.site, d.tag, received, d.bytes));
   }
 }
 
 bool UcxOperation::test() {
   if (!done_) {
-    peers_->worker().progress();
+    progressed_ = peers_->worker().progress() > 0;
     ucs_status_t status = UCS_INPROGRESS;
     std::size_t received = description_.bytes;
-    if (description_.is_send) {
+    if (outgoing()) {
       status = ucp_request_check_status(request_);
     } else {
       ucp_tag_recv_info_t info{};
@@ -92,7 +97,7 @@ bool UcxOperation::test() {
         error_ = std::make_exception_ptr(error);
       } else {
         error_ = std::make_exception_ptr(
-            fatal_->aborted_error(d.site.context(), withdrawal_outcome(d.is_send, d.bytes, d.peer, withdrawn)));
+            fatal_->aborted_error(d.site.context(), withdrawal_outcome(outgoing(), d.bytes, d.peer, withdrawn)));
       }
       done_ = true;
     } else {
@@ -105,6 +110,7 @@ bool UcxOperation::test() {
 
 bool UcxOperation::cancel() {
   if (request_ == nullptr) return true;
+  if (description_.transfer == Transfer::put) return false;  // a flush cannot be withdrawn
   ucp_request_cancel(peers_->worker().worker(), request_);
   const auto deadline = deadline_after(std::chrono::milliseconds(50));
   for (unsigned spins = 0; ucp_request_check_status(request_) == UCS_INPROGRESS; ++spins) {
@@ -127,16 +133,21 @@ void UcxOperation::wait_until(Clock::time_point deadline) {
       const bool withdrawn = cancel();
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
       Error error(ErrorCode::timeout,
-                  d.is_send ? fmt::format("{} was not received within {} ms: peer {} posted no matching receive",
-                                          transfer(), waited, d.peer)
-                            : fmt::format("{} got no message within {} ms: peer {} sent nothing with that tag",
-                                          transfer(), waited, d.peer),
+                  d.transfer == Transfer::send
+                      ? fmt::format("{} was not received within {} ms: peer {} posted no matching receive",
+                                    transfer(), waited, d.peer)
+                  : d.transfer == Transfer::receive
+                      ? fmt::format("{} got no message within {} ms: peer {} sent nothing with that tag", transfer(),
+                                    waited, d.peer)
+                      : fmt::format("{} was not confirmed within {} ms", transfer(), waited),
                   d.site.context());
       if (!withdrawn) fatal_->set(error);  // a send UCX could not withdraw may still read its buffer
       done_ = true;
       error_ = std::make_exception_ptr(error);
       std::rethrow_exception(error_);
     }
+    // Back off only while nothing moves: a transfer progressing fragment by fragment never sleeps.
+    if (progressed_) spins = 0;
     backoff(spins);
   }
 }

@@ -9,12 +9,13 @@
 
 namespace meshcomm::detail {
 
-/// One tag send or receive of the ucx backend: a UCX request polled for completion (no
-/// callback: the request itself holds the status until it is freed).
+/// One tag send or receive, or one put (its endpoint's flush), of the ucx backend: a UCX request
+/// polled for completion (no callback: the request itself holds the status until it is freed).
 class UcxOperation final : public WorkState {
  public:
+  enum class Transfer : std::uint8_t { send, receive, put };
   struct Description {
-    bool is_send;
+    Transfer transfer;
     int peer;       ///< in the communicator
     int root_peer;  ///< in the root communicator, for the endpoint and failure
     int tag;
@@ -22,7 +23,7 @@ class UcxOperation final : public WorkState {
     CallSite site;
   };
 
-  /// `request` is what ucp_tag_send_nbx / ucp_tag_recv_nbx returned (a request, null for a send
+  /// `request` is what ucp_tag_send_nbx / ucp_tag_recv_nbx / ucp_ep_flush_nbx returned (a request, null for a send
   /// complete at once, or an error). `peers` is the backend's, which outlives its operations.
   UcxOperation(Description description, ucs_status_ptr_t request, std::shared_ptr<UcxPeers> peers,
                std::shared_ptr<FatalState> fatal);
@@ -37,12 +38,15 @@ class UcxOperation final : public WorkState {
   /// Cancels the request and progresses until UCX says so, briefly; false if it did not.
   bool cancel();
   [[nodiscard]] std::string transfer() const;
+  /// Sends and puts read the caller's buffer; receives write it.
+  [[nodiscard]] bool outgoing() const noexcept { return description_.transfer != Transfer::receive; }
 
   Description description_;
   void* request_ = nullptr;
   std::shared_ptr<UcxPeers> peers_;
   std::shared_ptr<FatalState> fatal_;
   bool done_ = false;
+  bool progressed_ = false;  ///< the last test moved something: its waiter polls again at once
   std::exception_ptr error_;
   Clock::time_point started_ = Clock::now();
 };

@@ -24,6 +24,8 @@ class UcxPeers {
   UcxPeers(const UcxPeers&) = delete;
   UcxPeers& operator=(const UcxPeers&) = delete;
 
+  /// Ranks of the root communicator.
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(endpoints_.size()); }
   [[nodiscard]] ucp_ep_h endpoint(int root_rank) const noexcept {
     return endpoints_[static_cast<std::size_t>(root_rank)];
   }

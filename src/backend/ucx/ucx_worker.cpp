@@ -63,7 +63,7 @@ UcxWorker::UcxWorker() {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_TAG;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 1;
   const auto initialised = ucp_init(&params, config, &context_);
   ucp_config_release(config);

@@ -25,12 +25,15 @@ class UcxWorker {
   UcxWorker& operator=(const UcxWorker&) = delete;
 
   [[nodiscard]] ucp_worker_h worker() const noexcept { return worker_; }
+  /// The UCP context, for memory mapped with it.
+  [[nodiscard]] ucp_context_h context() const noexcept { return context_; }
   /// This worker's address, for peers' endpoints.
   [[nodiscard]] const std::vector<std::byte>& address() const noexcept { return address_; }
   /// Whether endpoints report failed peers (error mode peer).
   [[nodiscard]] bool peer_errors() const noexcept { return peer_errors_; }
-  /// Drives the worker once (callbacks, completions).
-  void progress() noexcept { ucp_worker_progress(worker_); }
+  /// Drives the worker once (callbacks, completions); returns how many events it handled (a
+  /// large put or rendezvous takes many calls, each moving one fragment).
+  unsigned progress() noexcept { return ucp_worker_progress(worker_); }
 
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.

@@ -1,0 +1,88 @@
+// POSIX shared-memory segments: shm_open'ed under a name made of the process id and a counter,
+// and mapped read-only by the peers that open that name.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "meshcomm/error.hpp"
+#include "shared_segment.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+Error system_error(const std::string& call, const std::string& name) {
+  return Error(ErrorCode::backend_failure,
+               fmt::format("{} for shared memory segment {} failed: {}; check that /dev/shm is mounted and has room",
+                           call, name, std::strerror(errno)),
+               {.operation = "allocate_shared", .native_code = errno});
+}
+
+class PosixSegments final : public SegmentProvider {
+ public:
+  ~PosixSegments() override {
+    for (auto& [name, mapping] : peers_) munmap(mapping.first, mapping.second);
+  }
+
+  Allocation allocate(std::size_t bytes) override {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t size = std::max(page, (bytes + page - 1) / page * page);
+    std::string name;
+    {
+      std::lock_guard lock(mutex_);
+      name = fmt::format("/meshcomm-{}-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this) & 0xffffff, created_++);
+    }
+    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) throw system_error("shm_open", name);
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      const auto error = system_error("ftruncate", name);
+      close(fd);
+      shm_unlink(name.c_str());
+      throw error;
+    }
+    void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+      const auto error = system_error("mmap", name);
+      shm_unlink(name.c_str());
+      throw error;
+    }
+    return {.base = static_cast<std::byte*>(base), .bytes = size, .handle = name, .release = [base, size, name] {
+              munmap(base, size);
+              shm_unlink(name.c_str());
+            }};
+  }
+
+  std::byte* attach(const std::string& name) override {
+    std::lock_guard lock(mutex_);
+    if (auto found = peers_.find(name); found != peers_.end()) return found->second.first;
+    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd < 0) throw system_error("shm_open", name);
+    struct stat info {};
+    fstat(fd, &info);
+    const auto size = static_cast<std::size_t>(info.st_size);
+    void* base = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) throw system_error("mmap", name);
+    peers_[name] = {static_cast<std::byte*>(base), size};
+    return static_cast<std::byte*>(base);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::pair<std::byte*, std::size_t>> peers_;  // name -> base, bytes
+  std::uint64_t created_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<SegmentProvider> make_posix_segments() { return std::make_shared<PosixSegments>(); }
+
+}  // namespace meshcomm::detail
