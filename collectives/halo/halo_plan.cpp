@@ -1,6 +1,7 @@
 #include "meshcomm/halo.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "collective_engine.hpp"
 #include "halo_ipc.hpp"
 #include "halo_layout.hpp"
+#include "halo_rma.hpp"
 #include "internal_p2p.hpp"
 #include "meshcomm/communicator.hpp"
 #include "row_table.hpp"
@@ -22,6 +24,7 @@ std::string_view to_string(HaloStrategy strategy) noexcept {
     case HaloStrategy::p2p: return "p2p";
     case HaloStrategy::neighbor_alltoallv: return "neighbor_alltoallv";
     case HaloStrategy::mpi_neighbor: return "mpi_neighbor";
+    case HaloStrategy::rma: return "rma";
   }
   return "unknown";
 }
@@ -50,6 +53,7 @@ struct Direction {
   std::size_t in_bytes = 0;
   RowTable pack;    // own rows into the packed outgoing buffer
   RowTable unpack;  // the packed incoming buffer into rows (forward: copied; adjoint: added)
+  RowTable unpack_scattered;  // rma, forward: the messages that cannot land straight in their rows
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
 };
@@ -82,6 +86,9 @@ class HaloPlanImpl {
     prepare(forward_, layout_.sends, layout_.receives, false);
     prepare(adjoint_, layout_.receives, layout_.sends, true);
     if (through_ipc_) open_ipc();
+    if (strategy_ == HaloStrategy::rma) {
+      for (bool adjoint : {false, true}) return_inbox(adjoint, take_inbox(adjoint));  // mapped before the first start
+    }
     std::vector<device::RowPair> forward_local;
     std::vector<device::RowPair> adjoint_local;
     for (const auto& copy : layout_.local) {
@@ -94,6 +101,7 @@ class HaloPlanImpl {
 
   Work start(void* extended, bool adjoint, StreamRef stream) {
     if (through_ipc_) return start_ipc(extended, adjoint, stream);
+    if (strategy_ == HaloStrategy::rma) return start_rma(extended, adjoint);
     const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
     comm_.check_buffer(extended, extended_rows_, format_.memory, label, "extended");
     comm_.order_after_stream(format_.memory, stream);
@@ -124,11 +132,12 @@ class HaloPlanImpl {
     direction.in = ordered(in);
     std::vector<device::RowPair> pack;
     std::vector<device::RowPair> unpack;
+    std::vector<device::RowPair> unpack_scattered;
     for (const auto* message : direction.out) {
       direction.out_offset.push_back(direction.out_bytes);
       // p2p sends a dense message straight from its rows; everything else goes through the pack
       // (through CUDA IPC everything: receivers read the outbox).
-      if (through_ipc_ || strategy_ != HaloStrategy::p2p || !dense(*message)) {
+      if (through_ipc_ || !sends_from_rows() || !dense(*message)) {
         for (std::size_t r = 0; r < message->rows.size(); ++r) {
           pack.push_back({direction.out_bytes / format_.row_bytes + r, message->rows[r]});
         }
@@ -138,15 +147,18 @@ class HaloPlanImpl {
     for (const auto* message : direction.in) {
       direction.in_offset.push_back(direction.in_bytes);
       // p2p receives a dense forward message straight into its rows.
-      if (adjoint || strategy_ != HaloStrategy::p2p || !dense(*message)) {
-        for (std::size_t r = 0; r < message->rows.size(); ++r) {
-          unpack.push_back({message->rows[r], direction.in_bytes / format_.row_bytes + r});
-        }
+      const bool lands_in_rows = !adjoint && dense(*message);
+      for (std::size_t r = 0; r < message->rows.size(); ++r) {
+        const device::RowPair pair{message->rows[r], direction.in_bytes / format_.row_bytes + r};
+        // rma chooses per exchange: straight into the rows of a mapped buffer, or all through the inbox.
+        if (strategy_ != HaloStrategy::p2p || !lands_in_rows) unpack.push_back(pair);
+        if (strategy_ == HaloStrategy::rma && !lands_in_rows) unpack_scattered.push_back(pair);
       }
       direction.in_bytes += message->rows.size() * format_.row_bytes;
     }
     direction.pack = RowTable(std::move(pack), format_.memory);
     direction.unpack = RowTable(std::move(unpack), format_.memory);
+    direction.unpack_scattered = RowTable(std::move(unpack_scattered), format_.memory);
     if (strategy_ != HaloStrategy::mpi_neighbor) return;
     std::vector<int> sources;
     std::vector<int> destinations;
@@ -164,6 +176,82 @@ class HaloPlanImpl {
   }
 
   [[nodiscard]] std::byte* row(std::byte* base, std::size_t index) const { return base + index * format_.stride_bytes; }
+
+  /// Whether dense outgoing messages leave straight from their rows (no pack).
+  [[nodiscard]] bool sends_from_rows() const noexcept {
+    return strategy_ == HaloStrategy::p2p || strategy_ == HaloStrategy::rma;
+  }
+
+  /// Mapped memory the neighbours put one exchange's messages into (for those that do not land
+  /// in their rows): one per exchange in flight, so that one plan can run several at once.
+  std::shared_ptr<SharedSegment> take_inbox(bool adjoint) {
+    auto& free = idle_inboxes_[adjoint ? 1 : 0];
+    std::lock_guard lock(inbox_mutex_);
+    const std::size_t bytes = std::max<std::size_t>((adjoint ? adjoint_ : forward_).in_bytes, 1);
+    if (free.empty()) return comm_.shared_memory().create(bytes);
+    auto inbox = std::move(free.back());
+    free.pop_back();
+    return inbox;
+  }
+  void return_inbox(bool adjoint, std::shared_ptr<SharedSegment> inbox) {
+    std::lock_guard lock(inbox_mutex_);
+    idle_inboxes_[adjoint ? 1 : 0].push_back(std::move(inbox));
+  }
+
+  /// An rma exchange: the receivers' credits say where each message lands (its rows, where the
+  /// extended buffer is mapped memory and the rows one block, else the inbox), puts, notifications.
+  Work start_rma(void* extended, bool adjoint) {
+    const auto label = comm_.begin(adjoint ? "halo adjoint" : "halo");
+    comm_.check_buffer(extended, extended_rows_, format_.memory, label, "extended");
+    auto& direction = adjoint ? adjoint_ : forward_;
+    auto* base = static_cast<std::byte*>(extended);
+    copy_local(base, adjoint);
+    auto packed = comm_.scratch().acquire(direction.out_bytes, format_.memory);
+    direction.pack.copy(packed.get(), format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
+    std::vector<RmaOutgoing> out;
+    for (std::size_t i = 0; i < direction.out.size(); ++i) {
+      const auto& message = *direction.out[i];
+      const bool from_rows = dense(message) && !message.rows.empty();
+      out.push_back({message.peer, message.slot,
+                     from_rows ? row(base, message.rows.front()) : packed.get() + direction.out_offset[i],
+                     message.rows.size() * format_.row_bytes});
+    }
+    const auto mapped = adjoint ? std::nullopt
+                                : comm_.shared_memory().locate(base, extended_rows_ * format_.stride_bytes);
+    auto inbox = take_inbox(adjoint);
+    std::vector<RmaIncoming> in;
+    for (std::size_t i = 0; i < direction.in.size(); ++i) {
+      const auto& message = *direction.in[i];
+      const std::size_t bytes = message.rows.size() * format_.row_bytes;
+      if (mapped && dense(message) && !message.rows.empty()) {
+        in.push_back({message.peer, message.slot, bytes, mapped->handle,
+                      mapped->offset + message.rows.front() * format_.stride_bytes});
+      } else {
+        in.push_back({message.peer, message.slot, bytes, inbox->handle(), direction.in_offset[i]});
+      }
+    }
+    const int first_tag = comm_.reserve_internal_tags(2 * tag_slots_);
+    auto exchange = start_rma_exchange(comm_, std::move(out), std::move(in), first_tag, tag_slots_, label);
+    auto* self = this;
+    const bool straight = mapped.has_value();
+    return comm_.make_work(std::make_shared<ScheduleWorkState>(
+        2, [self, exchange = std::move(exchange), packed, inbox, &direction, base, adjoint, straight](int step) {
+          std::vector<Work> works;
+          if (step == 0) {
+            works.push_back(self->comm_.make_work(exchange));
+            return works;
+          }
+          const auto* received = inbox->base();
+          if (straight) {
+            direction.unpack_scattered.copy(base, self->format_.stride_bytes, received, self->format_.row_bytes,
+                                            self->format_.row_bytes);
+          } else {
+            self->finish(direction, base, received, adjoint);
+          }
+          self->return_inbox(adjoint, inbox);
+          return works;
+        }));
+  }
 
   /// Where incoming message `index` lands: straight in its rows when they are one dense block
   /// (forward p2p), else in the packed buffer for the unpack.
@@ -324,6 +412,9 @@ class HaloPlanImpl {
   RowTable local_adjoint_;
   std::vector<std::size_t> counts_;
   bool through_ipc_;
+  // rma: inboxes no exchange uses now, per direction.
+  std::mutex inbox_mutex_;
+  std::vector<std::shared_ptr<SharedSegment>> idle_inboxes_[2];
   // CUDA memory on mpi: messages not read straight into rows, per direction, and the transport
   // (declared last, so it is destroyed first: it waits for the device work on both).
   std::shared_ptr<std::byte[]> ipc_received_[2];
@@ -346,7 +437,14 @@ RowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_st
   return {row_elements, type, row_elements * size_of(type), stride * size_of(type), memory};
 }
 
-void check_strategy(const CommunicatorImpl& comm, HaloStrategy strategy) {
+void check_strategy(const CommunicatorImpl& comm, HaloStrategy strategy, MemoryKind memory) {
+  if (strategy == HaloStrategy::rma && (!comm.backend().puts() || memory != MemoryKind::host)) {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("strategy rma puts host rows with the ucx backend's one-sided puts; this plan has the {} "
+                            "backend and {} memory. Use p2p or neighbor_alltoallv",
+                            to_string(comm.backend().kind()), to_string(memory)),
+                {.operation = "HaloPlan::create"});
+  }
   if (strategy == HaloStrategy::mpi_neighbor && comm.backend().kind() != BackendKind::mpi) {
     throw Error(ErrorCode::unsupported,
                 fmt::format("strategy mpi_neighbor needs the mpi backend, not {}; use p2p or neighbor_alltoallv",
@@ -398,7 +496,7 @@ HaloPlan HaloPlan::create(Communicator& comm, const HaloSpec& spec) {
     }
   }
   const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride, spec.memory);
-  detail::check_strategy(impl, spec.strategy);
+  detail::check_strategy(impl, spec.strategy, spec.memory);
   std::size_t rows_hash = 1469598103934665603ULL;
   for (auto rows : spec.shard_rows) rows_hash = (rows_hash ^ rows) * 1099511628211ULL;
   detail::check_same_everywhere(
@@ -424,7 +522,7 @@ HaloPlan HaloPlan::create(Communicator& comm, const HaloGraphSpec& spec) {
                                  spec.recv_rows.size()));
   }
   const auto format = detail::row_format(spec.row_elements, spec.type, spec.row_stride, spec.memory);
-  detail::check_strategy(impl, spec.strategy);
+  detail::check_strategy(impl, spec.strategy, spec.memory);
   detail::HaloExchangeLayout layout;
   auto check_peer = [&](int peer) {
     if (peer < 0 || peer >= comm.size() || peer == comm.rank()) {

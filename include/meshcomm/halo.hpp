@@ -24,9 +24,14 @@ enum class HaloStrategy : std::uint8_t {
   p2p,                 ///< grouped isend/irecv with each neighbour
   neighbor_alltoallv,  ///< one all-to-allv with zero counts for every non-neighbour (anemoi's choice)
   mpi_neighbor,        ///< MPI_Ineighbor_alltoallv on a distributed graph (mpi backend only)
+  /// One-sided puts into the neighbours' memory (ucx backend only): each receiver grants a
+  /// credit as it starts, the sender puts the rows and notifies. Rows land straight in the
+  /// receiver's extended buffer where it comes from Communicator::allocate_shared (forward, rows
+  /// one dense block), else in the plan's own mapped inbox, copied or added from there.
+  rma,
 };
 
-/// "p2p", "neighbor_alltoallv", "mpi_neighbor".
+/// "p2p", "neighbor_alltoallv", "mpi_neighbor", "rma".
 MESHCOMM_API std::string_view to_string(HaloStrategy strategy) noexcept;
 
 /// A 1-D sequence sharded over a communicator, and the halo each rank needs around its shard.

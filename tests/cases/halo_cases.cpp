@@ -53,6 +53,7 @@ void exchange(HaloPlan& plan, std::vector<T>& data, MemoryKind memory, bool adjo
 std::vector<HaloStrategy> halo_strategies(const Communicator& comm) {
   std::vector<HaloStrategy> strategies{HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv};
   if (comm.backend() == BackendKind::mpi) strategies.push_back(HaloStrategy::mpi_neighbor);
+  if (comm.backend() == BackendKind::ucx) strategies.push_back(HaloStrategy::rma);
   return strategies;
 }
 
