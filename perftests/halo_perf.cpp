@@ -6,6 +6,7 @@
 //   mpirun -np 2 build/perftests/halo_perf --quick --plot halo.png --json halo.json
 //   build/perftests/halo_perf --threads 2 --memory cuda             # ranks as threads on one GPU
 //                                                                   # (timed by CUDA events)
+//   mpirun -np 2 build/perftests/halo_perf --backend ucx --buffers shared  # rma puts into mapped memory
 //
 // For each strategy and direction: the time of one exchange (median over repeats of the mean
 // over iterations, maximum over ranks; the strategies measured side by side), the bytes each rank sends, and the speedup over
@@ -14,10 +15,13 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "engine/plot.hpp"
+#include "engine/process_backend.hpp"
 #include "engine/side_by_side.hpp"
 #include "engine/thread_ranks.hpp"
 #include "meshcomm/communicator.hpp"
@@ -53,7 +58,28 @@ struct HaloOptions {
   std::string plot_path;
   MemoryKind memory = MemoryKind::host;
   int threads = 0;  ///< ranks as threads of this process (0: the mpirun processes)
+  std::string backend = "mpi";
+  bool shared_buffers = false;  ///< extended buffers from allocate_shared (rma puts straight into them)
+  bool touch = false;           ///< each forward exchange ends with its rank reading the halo rows
 };
+
+std::atomic<std::uint64_t> halo_sum;  ///< where read_halo leaves its sum, so that the reads happen
+
+/// Reads every cache line of the halo rows, as the attention that follows an exchange does: a
+/// strategy that leaves the rows in the sender's cache (puts) pays for it here.
+void read_halo(const std::byte* extended, std::size_t left, std::size_t own, std::size_t right, std::size_t row_bytes) {
+  std::uint64_t sum = 0;
+  auto add = [&](const std::byte* from, std::size_t bytes) {
+    for (std::size_t i = 0; i + 8 <= bytes; i += 64) {
+      std::uint64_t word;
+      std::memcpy(&word, from + i, sizeof word);
+      sum += word;
+    }
+  };
+  add(extended, left * row_bytes);
+  add(extended + (left + own) * row_bytes, right * row_bytes);
+  halo_sum.store(sum, std::memory_order_relaxed);
+}
 
 /// `bytes` bytes in `memory`, every byte `fill`.
 std::shared_ptr<std::byte> filled_buffer(std::size_t bytes, std::byte fill, MemoryKind memory) {
@@ -85,38 +111,47 @@ struct Result {
 };
 
 std::vector<std::string> chosen_strategies(const std::string& text) {
-  const std::vector<std::string> all = {"p2p", "neighbor_alltoallv", "mpi_neighbor", "mpi_sendrecv", "heads_alltoall"};
+  const std::vector<std::string> all = {"p2p",          "neighbor_alltoallv", "mpi_neighbor", "rma",
+                                        "mpi_sendrecv", "heads_alltoall"};
   if (text == "all") return all;
   std::string name = text == "neighbor_alltoall" ? "neighbor_alltoallv" : text;
   if (std::find(all.begin(), all.end(), name) == all.end()) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("--strategy {} is unknown; valid: all, p2p, neighbor_alltoall, mpi_neighbor, "
+                fmt::format("--strategy {} is unknown; valid: all, p2p, neighbor_alltoall, mpi_neighbor, rma, "
                             "mpi_sendrecv, heads_alltoall",
                             text));
   }
   return {name, "heads_alltoall"};
 }
 
-/// Measures every chosen strategy at one sequence length.
-std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std::size_t seq, DataType type) {
+/// What one sequence length's variants share across communicators.
+struct Case {
+  std::vector<std::size_t> shard_rows;
+  std::size_t own = 0;
+  std::size_t left = 0;
+  std::size_t right = 0;
+  std::size_t row_bytes = 0;
+  DataType type = DataType::f32;
+  std::shared_ptr<std::byte> sequence;
+  std::shared_ptr<std::byte> heads;
+  StreamRef stream;
+};
+
+/// Adds `comm`'s variants of every chosen strategy; `suffix` tells backends apart ("@ucx") when
+/// several run side by side, and `baselines` adds the raw MPI and head all-to-all references.
+void add_variants(Communicator& comm, const HaloOptions& options, const Case& shape, const std::string& suffix,
+                  bool baselines, std::vector<Variant>& variants, std::vector<std::shared_ptr<void>>& keep) {
   const int size = comm.size();
   const int rank = comm.rank();
-  std::vector<std::size_t> shard_rows;
-  for (int r = 0; r < size; ++r) shard_rows.push_back(seq / size + (static_cast<std::size_t>(r) < seq % size ? 1 : 0));
-  const std::size_t own = shard_rows[rank];
-  const std::size_t left = options.causal ? options.window - 1 : options.window;
-  const std::size_t right = options.causal ? 0 : options.window;
-  const std::size_t row_bytes = options.channels * size_of(type);
-
+  const auto& [shard_rows, own, left, right, row_bytes, type, sequence, heads, stream] = shape;
   const MemoryKind memory = options.memory;
-  const auto extended = filled_buffer((left + own + right) * row_bytes, std::byte{1}, memory);
-  const auto sequence = filled_buffer(own * row_bytes, std::byte{2}, memory);
-  const auto heads = filled_buffer(seq * row_bytes / size + row_bytes, std::byte{3}, memory);
-  const auto stream_owner = memory == MemoryKind::cuda ? verifiable::new_stream() : nullptr;
-  const StreamRef stream(stream_owner.get());
-
-  std::vector<Variant> variants;
-  std::vector<std::unique_ptr<HaloPlan>> plans;
+  std::shared_ptr<std::byte> extended = filled_buffer((left + own + right) * row_bytes, std::byte{1}, memory);
+  if (options.shared_buffers && memory == MemoryKind::host) {
+    auto shared = std::make_shared<SharedBuffer>(comm.allocate_shared((left + own + right) * row_bytes));
+    std::copy_n(extended.get(), (left + own + right) * row_bytes, static_cast<std::byte*>(shared->data()));
+    extended = std::shared_ptr<std::byte>(shared, static_cast<std::byte*>(shared->data()));
+  }
+  keep.push_back(extended);
   // Processes sharing a GPU: only p2p moves CUDA memory over mpi (through CUDA IPC).
   const bool ipc_only = memory == MemoryKind::cuda && comm.backend() == BackendKind::mpi;
   for (const auto& name : chosen_strategies(options.strategy)) {
@@ -125,6 +160,7 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
       continue;
     }
     if (name == "heads_alltoall") {
+      if (!baselines) continue;
       auto transpose = std::make_shared<HeadTranspose>(HeadTranspose::create(
           comm, {.shard_rows = shard_rows, .heads = options.heads, .head_dim = options.channels / options.heads,
                  .type = type, .memory = memory}));
@@ -138,13 +174,14 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
       continue;
     }
     if (name == "mpi_sendrecv") {
-      if (comm.backend() != BackendKind::mpi || memory != MemoryKind::host) continue;
+      if (!baselines || memory != MemoryKind::host) continue;
       // The p2p strategy's bytes, moved by two raw MPI_Sendrecv calls (no periodic wrap).
       const int left_peer = rank > 0 ? rank - 1 : MPI_PROC_NULL;
       const int right_peer = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
       const std::size_t bytes = ((rank + 1 < size ? left : 0) + (rank > 0 ? right : 0)) * row_bytes;
       auto* base = extended.get();
-      variants.push_back({name, "forward", bytes, [=] {
+      const bool touch = options.touch;
+      variants.push_back({name, "forward", bytes, [=, left = left, own = own, right = right, row_bytes = row_bytes] {
                             // my last `left` rows go right and become its left halo; my first `right` rows go left.
                             MPI_Sendrecv(base + (left + own - left) * row_bytes, static_cast<int>(left * row_bytes),
                                          MPI_BYTE, right_peer, 7, base, static_cast<int>(left * row_bytes), MPI_BYTE,
@@ -153,24 +190,61 @@ std::vector<Result> measure(Communicator& comm, const HaloOptions& options, std:
                                          left_peer, 8, base + (left + own) * row_bytes,
                                          static_cast<int>(right * row_bytes), MPI_BYTE, right_peer, 8, MPI_COMM_WORLD,
                                          MPI_STATUS_IGNORE);
+                            if (touch) read_halo(base, left, own, right, row_bytes);
                           }});
       continue;
     }
-    HaloStrategy strategy = name == "p2p" ? HaloStrategy::p2p
+    HaloStrategy strategy = name == "p2p"            ? HaloStrategy::p2p
                             : name == "mpi_neighbor" ? HaloStrategy::mpi_neighbor
+                            : name == "rma"          ? HaloStrategy::rma
                                                      : HaloStrategy::neighbor_alltoallv;
     if (strategy == HaloStrategy::mpi_neighbor && (comm.backend() != BackendKind::mpi || memory != MemoryKind::host)) {
       continue;
     }
-    plans.push_back(std::make_unique<HaloPlan>(HaloPlan::create(
+    if (strategy == HaloStrategy::rma && (comm.backend() != BackendKind::ucx || memory != MemoryKind::host)) continue;
+    auto plan = std::make_shared<HaloPlan>(HaloPlan::create(
         comm, {.shard_rows = shard_rows, .left = static_cast<std::int64_t>(left),
                .right = static_cast<std::int64_t>(right), .row_elements = options.channels, .type = type,
-               .strategy = strategy, .memory = memory})));
-    auto* plan = plans.back().get();
+               .strategy = strategy, .memory = memory}));
+    keep.push_back(plan);
     auto* data = extended.get();
-    variants.push_back({name, "forward", plan->bytes_sent(), [plan, data, stream] { plan->start(data, stream).wait(); }});
-    variants.push_back(
-        {name, "adjoint", plan->bytes_sent(), [plan, data, stream] { plan->start_adjoint(data, stream).wait(); }});
+    const bool touch = options.touch && memory == MemoryKind::host;
+    variants.push_back({name + suffix, "forward", plan->bytes_sent(),
+                        [plan = plan.get(), data, stream, touch, left = left, own = own, right = right,
+                         row_bytes = row_bytes] {
+                          plan->start(data, stream).wait();
+                          if (touch) read_halo(data, left, own, right, row_bytes);
+                        }});
+    variants.push_back({name + suffix, "adjoint", plan->bytes_sent(),
+                        [plan = plan.get(), data, stream] { plan->start_adjoint(data, stream).wait(); }});
+  }
+}
+
+/// Measures every chosen strategy at one sequence length, on each of `comms` (the same ranks).
+std::vector<Result> measure(const std::vector<Communicator*>& comms, const HaloOptions& options, std::size_t seq,
+                            DataType type) {
+  auto& comm = *comms.front();
+  const int size = comm.size();
+  Case shape;
+  for (int r = 0; r < size; ++r) {
+    shape.shard_rows.push_back(seq / size + (static_cast<std::size_t>(r) < seq % size ? 1 : 0));
+  }
+  shape.own = shape.shard_rows[comm.rank()];
+  shape.left = options.causal ? options.window - 1 : options.window;
+  shape.right = options.causal ? 0 : options.window;
+  shape.row_bytes = options.channels * size_of(type);
+  shape.type = type;
+  const MemoryKind memory = options.memory;
+  shape.sequence = filled_buffer(shape.own * shape.row_bytes, std::byte{2}, memory);
+  shape.heads = filled_buffer(seq * shape.row_bytes / size + shape.row_bytes, std::byte{3}, memory);
+  const auto stream_owner = memory == MemoryKind::cuda ? verifiable::new_stream() : nullptr;
+  shape.stream = StreamRef(stream_owner.get());
+
+  std::vector<Variant> variants;
+  std::vector<std::shared_ptr<void>> keep;  // plans and buffers, until the timing ends
+  for (std::size_t c = 0; c < comms.size(); ++c) {
+    const auto suffix = comms.size() > 1 ? fmt::format("@{}", to_string(comms[c]->backend())) : std::string();
+    add_variants(*comms[c], options, shape, suffix, c == 0, variants, keep);
   }
   std::vector<std::function<void()>> bodies;
   for (const auto& variant : variants) bodies.push_back(variant.run);
@@ -204,21 +278,26 @@ void print_table(const std::vector<Result>& results) {
 }
 
 /// Measures, prints (rank 0) and writes the records and plot for `comm`'s ranks.
-void run_on(Communicator& comm, const HaloOptions& options, DataType type) {
+void run_on(const std::vector<Communicator*>& comms, const HaloOptions& options, DataType type) {
+  auto& comm = *comms.front();
+  std::vector<std::string_view> backends;
+  for (auto* each : comms) backends.push_back(to_string(each->backend()));
   if (comm.rank() == 0) {
-    fmt::print("# meshcomm halo_perf: {} ranks{}, seq {}, window {} ({}), channels {} ({} heads), {}, {} memory, "
-               "iters {} x {} repeats (median), time = max over ranks\n",
-               comm.size(), options.threads > 0 ? " (threads)" : "", options.seq, options.window, options.causal ? "causal: W-1 rows left" : "each side",
-               options.channels, options.heads, options.dtype, to_string(options.memory), options.iterations,
-               options.repeats);
+    fmt::print("# meshcomm halo_perf: {} ranks{}, {} backend, seq {}, window {} ({}), channels {} ({} heads), {}, {} "
+               "memory{}{}, iters {} x {} repeats (median), time = max over ranks\n",
+               comm.size(), options.threads > 0 ? " (threads)" : "", fmt::join(backends, " and "), options.seq,
+               options.window, options.causal ? "causal: W-1 rows left" : "each side",
+               options.channels, options.heads, options.dtype, to_string(options.memory),
+               options.shared_buffers ? " (allocate_shared)" : "", options.touch ? ", halo rows read after each" : "",
+               options.iterations, options.repeats);
   }
-  std::vector<Result> results = measure(comm, options, options.seq, type);
+  std::vector<Result> results = measure(comms, options, options.seq, type);
   if (comm.rank() == 0) print_table(results);
   std::vector<Result> sweep;
   if (!options.plot_path.empty()) {
     for (std::size_t seq = options.seq / 8; seq < options.seq; seq *= 2) {
       if (seq / comm.size() < 2 * options.window + 1) continue;
-      auto more = measure(comm, options, seq, type);
+      auto more = measure(comms, options, seq, type);
       sweep.insert(sweep.end(), more.begin(), more.end());
     }
     sweep.insert(sweep.end(), results.begin(), results.end());
@@ -236,7 +315,9 @@ void run_on(Communicator& comm, const HaloOptions& options, DataType type) {
         records.push_back({{"strategy", r.strategy}, {"direction", r.direction}, {"ranks", comm.size()},
                            {"seq", r.seq}, {"window", options.window}, {"causal", options.causal},
                            {"channels", options.channels}, {"dtype", options.dtype},
-                           {"memory", std::string(to_string(options.memory))}, {"bytes_per_rank", r.bytes},
+                           {"memory", std::string(to_string(options.memory))},
+                           {"backends", fmt::format("{}", fmt::join(backends, ","))},
+                           {"buffers", options.shared_buffers ? "shared" : "user"}, {"bytes_per_rank", r.bytes},
                            {"time_us", r.time_us}, {"speedup_vs_heads", heads > 0 ? heads / r.time_us : 0.0}});
       }
       std::ofstream(options.json_path) << records.dump(2) << "\n";
@@ -284,9 +365,12 @@ int run(int argc, char** argv) {
   app.add_option("--heads", options.heads, "heads, for heads_alltoall (divisible by the ranks)")->capture_default_str();
   app.add_option("--dtype", options.dtype, "f32 or bf16")->capture_default_str()->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--strategy", options.strategy,
-                 "all, p2p, neighbor_alltoall, mpi_neighbor, mpi_sendrecv or heads_alltoall")
+                 "all, p2p, neighbor_alltoall, mpi_neighbor (mpi backend), rma (ucx backend), mpi_sendrecv or "
+                 "heads_alltoall")
       ->capture_default_str();
   app.add_flag("--causal", options.causal, "causal window (left halo only)");
+  app.add_flag("--touch", options.touch,
+               "each forward exchange ends with its rank reading its halo rows (as attention does next)");
   app.add_flag("--quick", options.quick, "scale the default case down (S 4032, C 256, w 64)");
   app.add_option("-n,--iters", options.iterations, "timed exchanges per repeat")->capture_default_str();
   app.add_option("-w,--warmup", options.warmup, "untimed exchanges first")->capture_default_str();
@@ -300,12 +384,19 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"host", "cuda"}));
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
       ->check(CLI::Range(1, 64));
+  add_process_backend_option(app, options.backend, true);
+  std::string buffers = "user";
+  app.add_option("--buffers", buffers,
+                 "user: plain memory; shared: allocate_shared (on ucx, mapped memory the rma puts land in)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"user", "shared"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return world_rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 2);
   }
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
+  options.shared_buffers = buffers == "shared";
   if (options.quick) {
     options.seq = 4032;
     options.channels = 256;
@@ -324,11 +415,16 @@ int run(int argc, char** argv) {
                               options.threads, world_size));
     }
     if (options.threads > 0) {
-      run_as_threads(options.threads, [&](Communicator& comm) { run_on(comm, options, type); });
+      run_as_threads(options.threads, [&](Communicator& comm) { run_on({&comm}, options, type); });
     } else {
       MpiBootstrap bootstrap;
-      auto comm = Communicator::create(bootstrap);
-      run_on(comm, options, type);
+      std::vector<Communicator> comms;
+      for (auto backend : process_backends(options.backend)) {
+        comms.push_back(Communicator::create(bootstrap, {.backend = backend}));
+      }
+      std::vector<Communicator*> pointers;
+      for (auto& each : comms) pointers.push_back(&each);
+      run_on(pointers, options, type);
     }
   } catch (const std::exception& error) {
     fmt::print(stderr, "halo_perf: rank {}: {}\n", world_rank, error.what());

@@ -1,0 +1,36 @@
+#include "process_backend.hpp"
+
+#include <sstream>
+
+namespace meshcomm::perf {
+
+void add_process_backend_option(CLI::App& app, std::string& backend, bool several) {
+  auto* option = app.add_option("--backend", backend,
+                                several ? "mpi, ucx (MPI only starts the processes), or both side by side: mpi,ucx"
+                                        : "mpi, or ucx (MPI only starts the processes)")
+                     ->capture_default_str();
+  if (!several) {
+    option->check(CLI::IsMember({"mpi", "ucx"}));
+    return;
+  }
+  option->check(
+      [](const std::string& list) -> std::string {
+        std::stringstream names(list);
+        for (std::string name; std::getline(names, name, ',');) {
+          if (name != "mpi" && name != "ucx") return "'" + name + "' is not a backend; valid: mpi, ucx, or both";
+        }
+        return {};
+      },
+      "mpi|ucx[,...]");
+}
+
+BackendKind process_backend(const std::string& name) { return name == "ucx" ? BackendKind::ucx : BackendKind::mpi; }
+
+std::vector<BackendKind> process_backends(const std::string& list) {
+  std::vector<BackendKind> backends;
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) backends.push_back(process_backend(name));
+  return backends;
+}
+
+}  // namespace meshcomm::perf
