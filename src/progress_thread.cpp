@@ -8,6 +8,14 @@
 
 namespace meshcomm::detail {
 
+namespace {
+
+/// The longest an idle progress thread sleeps on an engine's wakeup descriptor before it polls
+/// anyway (for deadlines, and for engines whose failure reports need polling).
+constexpr auto kLongestSleep = std::chrono::milliseconds{50};
+
+}  // namespace
+
 /// What the caller waits on: set by the progress thread when the inner operation ends.
 class ProgressThread::Job final : public WorkState {
  public:
@@ -18,14 +26,17 @@ class ProgressThread::Job final : public WorkState {
     std::exception_ptr error;
     try {
       // Poll, sleeping between polls rather than yielding: on a busy core a yielding thread takes
-      // time from the computation this thread exists to overlap with.
+      // time from the computation this thread exists to overlap with. An engine with a wakeup
+      // descriptor (ucx) wakes the thread when there is something to do instead.
       const auto deadline = deadline_after(timeout_);
       auto pause = std::chrono::microseconds{0};
       while (!inner_->test()) {
-        if (Clock::now() >= deadline) {
+        const auto now = Clock::now();
+        if (now >= deadline) {
           inner_->wait_until(deadline);  // reports the inner operation's own timeout error
           break;
         }
+        if (inner_->sleep_until_event(std::min(deadline, now + kLongestSleep))) continue;
         if (pause.count() > 0) std::this_thread::sleep_for(pause);
         pause = std::min(std::chrono::microseconds{200}, pause * 2 + std::chrono::microseconds{5});
       }

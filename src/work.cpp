@@ -108,6 +108,21 @@ bool ScheduleWorkState::advance_while_complete() {
 
 bool ScheduleWorkState::test() { return advance_while_complete(); }
 
+namespace {
+
+bool sleep_on_first(const std::vector<Work>& works, Clock::time_point until) {
+  for (const auto& work : works) {
+    if (work.state() != nullptr) return work.state()->sleep_until_event(until);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool GroupWorkState::sleep_until_event(Clock::time_point until) { return sleep_on_first(parts_, until); }
+
+bool ScheduleWorkState::sleep_until_event(Clock::time_point until) { return sleep_on_first(current_, until); }
+
 void ScheduleWorkState::wait_until(Clock::time_point deadline) {
   while (!advance_while_complete()) {
     for (auto& work : current_) {

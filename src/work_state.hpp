@@ -22,6 +22,10 @@ class WorkState {
   /// True if it marks its communicator fatal itself when it fails (collectives then need no
   /// wrapper that does).
   [[nodiscard]] virtual bool fails_communicator() const noexcept { return false; }
+  /// Sleeps until its engine has something to do for it (an event on the engine's wakeup file
+  /// descriptor) or `until`, and returns true; returns false at once where the engine has no
+  /// such descriptor, and the caller sleeps its own way. For idle progress threads.
+  virtual bool sleep_until_event(Clock::time_point /*until*/) { return false; }
 };
 
 /// Completes when every one of its parts has; fails with the first part that fails.
@@ -30,6 +34,8 @@ class GroupWorkState final : public WorkState {
   explicit GroupWorkState(std::vector<Work> parts) : parts_(std::move(parts)) {}
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
+  /// Sleeps on the first part's engine (the parts of a group share one).
+  bool sleep_until_event(Clock::time_point until) override;
 
  private:
   std::vector<Work> parts_;
@@ -43,6 +49,8 @@ class ScheduleWorkState final : public WorkState {
   ScheduleWorkState(int steps, std::function<std::vector<Work>(int)> start_step);
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
+  /// Sleeps on the current step's engine.
+  bool sleep_until_event(Clock::time_point until) override;
 
  private:
   bool advance_while_complete();

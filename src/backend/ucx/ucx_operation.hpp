@@ -31,6 +31,7 @@ class UcxOperation final : public WorkState {
 
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
+  bool sleep_until_event(Clock::time_point until) override { return peers_->worker().sleep_until_event(until); }
 
  private:
   /// Records a finished request's outcome (error_ on failure) and frees it.

@@ -1,5 +1,8 @@
 #include "ucx_worker.hpp"
 
+#include <poll.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -75,6 +78,7 @@ UcxWorker::UcxWorker() {
     ucp_cleanup(context_);
     check_ucs(status, "ucp_worker_create", kSetup);
   }
+  if (ucp_worker_get_efd(worker_, &event_fd_) != UCS_OK) event_fd_ = -1;  // progress threads poll instead
   ucp_address_t* address = nullptr;
   std::size_t length = 0;
   check_ucs(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address", kSetup);
@@ -86,6 +90,17 @@ UcxWorker::UcxWorker() {
 UcxWorker::~UcxWorker() {
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
   if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+bool UcxWorker::sleep_until_event(std::chrono::steady_clock::time_point until) noexcept {
+  if (event_fd_ < 0) return false;
+  const auto status = ucp_worker_arm(worker_);
+  if (status == UCS_ERR_BUSY) return true;  // events are pending: progress them first
+  if (status != UCS_OK) return false;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+  pollfd wakeup{.fd = event_fd_, .events = POLLIN, .revents = 0};
+  (void)poll(&wakeup, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+  return true;
 }
 
 std::uint32_t UcxWorker::propose_context(std::uint32_t at_least) noexcept {

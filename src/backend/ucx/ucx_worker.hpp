@@ -3,6 +3,7 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,11 @@ class UcxWorker {
   /// large put or rendezvous takes many calls, each moving one fragment).
   unsigned progress() noexcept { return ucp_worker_progress(worker_); }
 
+  /// Sleeps until the worker has an event (a message, a completion, an endpoint error) or
+  /// `until`: arms the worker's wakeup descriptor and polls it. Returns at once if events are
+  /// pending. False if the worker has no wakeup descriptor.
+  bool sleep_until_event(std::chrono::steady_clock::time_point until) noexcept;
+
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.
   std::uint32_t propose_context(std::uint32_t at_least = 0) noexcept;
@@ -47,6 +53,7 @@ class UcxWorker {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::vector<std::byte> address_;
+  int event_fd_ = -1;  ///< the worker's wakeup descriptor
   bool peer_errors_ = true;
   std::atomic<std::uint32_t> next_context_{0};
 };
