@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/process_backend.hpp"
 #include "engine/plot.hpp"
 #include "engine/side_by_side.hpp"
 #include "engine/statistics.hpp"
@@ -43,6 +44,7 @@ struct LayerPerfOptions {
   TimingPlan timing{.iterations = 2, .warmup = 1, .repeats = 3};
   std::string json_path;
   std::string plot_path;
+  std::string backend = "mpi";
 };
 
 /// One case: attention kind and how it is sharded.
@@ -98,6 +100,7 @@ int run(int argc, char** argv) {
   app.add_option("-w,--warmup", options.timing.warmup, "untimed steps first")->capture_default_str();
   app.add_option("--repeat", options.timing.repeats, "repeats (median kept)")->capture_default_str();
   app.add_option("--json", options.json_path, "write one record per case to this file");
+  add_process_backend_option(app, options.backend);
   app.add_option("--plot", options.plot_path, "draw time per layer and bytes per layer by case (PNG or SVG)");
   app.parse(argc, argv);
 
@@ -106,7 +109,7 @@ int run(int argc, char** argv) {
   for (auto axis : split_axis_list(fsdp_axes)) base.fsdp_axes.emplace_back(axis);
 
   MpiBootstrap bootstrap;
-  auto world = Communicator::create(bootstrap);
+  auto world = Communicator::create(bootstrap, {.backend = process_backend(options.backend)});
   auto topology = std::make_shared<const Topology>(Topology::discover(world));
   auto mesh = Mesh::create(world, MeshSpec::parse(options.mesh_dim), {.topology = topology});
 

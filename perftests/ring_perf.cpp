@@ -35,6 +35,7 @@
 #include "device/device_ring_attention.hpp"
 #include "attention/ring_attention.hpp"
 #include "attention/sequence_layout.hpp"
+#include "engine/process_backend.hpp"
 #include "engine/side_by_side.hpp"
 #include "engine/thread_ranks.hpp"
 #include "meshcomm/communicator.hpp"
@@ -63,6 +64,7 @@ struct RingOptions {
   RingTransfer transfer = RingTransfer::automatic;
   int threads = 0;  ///< ranks as threads of this process (0: the mpirun processes)
   int reserve_sms = 0;
+  std::string backend = "mpi";  ///< of the mpirun processes
 };
 
 /// What one layout's run measured on this rank, in seconds per ring round.
@@ -279,6 +281,7 @@ int run(int argc, char** argv) {
                                                       "(for --transfer sm_copy)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  add_process_backend_option(app, options.backend);
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
       ->check(CLI::Range(1, 64));
   try {
@@ -309,7 +312,7 @@ int run(int argc, char** argv) {
       });
     } else {
       MpiBootstrap bootstrap;
-      auto comm = Communicator::create(bootstrap);
+      auto comm = Communicator::create(bootstrap, {.backend = process_backend(options.backend)});
       records = run_layouts(comm, options);
     }
     if (world_rank == 0 && !options.json_path.empty()) {
