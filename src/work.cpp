@@ -1,6 +1,7 @@
 #include "meshcomm/work.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -69,10 +70,23 @@ void backoff(unsigned spins) {
   }
 }
 
+namespace {
+
+thread_local std::uint64_t progress_notes = 0;  ///< note_progress calls on this thread
+
+}  // namespace
+
+void note_progress() noexcept { ++progress_notes; }
+
 bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
+  std::uint64_t notes = progress_notes;
   for (unsigned spins = 0;; ++spins) {
     if (done()) return true;
     if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
+    if (progress_notes != notes) {  // something moved: poll again at once
+      notes = progress_notes;
+      spins = 0;
+    }
     backoff(spins);
   }
 }

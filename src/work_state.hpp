@@ -60,6 +60,11 @@ class ScheduleWorkState final : public WorkState {
   std::vector<Work> current_;
 };
 
+/// Tells the waits on this thread that an engine just moved something (a fragment of a large
+/// transfer), so that they poll again at once instead of backing off: engines that move large
+/// messages piece by piece in their progress calls (ucx) would otherwise sleep between pieces.
+void note_progress() noexcept;
+
 /// Waits a little before polling again: a bare spin for the first polls (a message between
 /// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
 /// so that oversubscribed ranks still progress. `spins` counts the polls so far.

@@ -69,7 +69,7 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
 
 bool UcxOperation::test() {
   if (!done_) {
-    progressed_ = peers_->worker().progress() > 0;
+    if (peers_->worker().progress() > 0) note_progress();
     ucs_status_t status = UCS_INPROGRESS;
     std::size_t received = description_.bytes;
     if (outgoing()) {
@@ -127,29 +127,23 @@ bool UcxOperation::cancel() {
 }
 
 void UcxOperation::wait_until(Clock::time_point deadline) {
-  for (unsigned spins = 0; !test(); ++spins) {
-    if ((spins & 63U) == 63U && Clock::now() >= deadline) {
-      const auto& d = description_;
-      const bool withdrawn = cancel();
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
-      Error error(ErrorCode::timeout,
-                  d.transfer == Transfer::send
-                      ? fmt::format("{} was not received within {} ms: peer {} posted no matching receive",
-                                    transfer(), waited, d.peer)
-                  : d.transfer == Transfer::receive
-                      ? fmt::format("{} got no message within {} ms: peer {} sent nothing with that tag", transfer(),
-                                    waited, d.peer)
-                      : fmt::format("{} was not confirmed within {} ms", transfer(), waited),
-                  d.site.context());
-      if (!withdrawn) fatal_->set(error);  // a send UCX could not withdraw may still read its buffer
-      done_ = true;
-      error_ = std::make_exception_ptr(error);
-      std::rethrow_exception(error_);
-    }
-    // Back off only while nothing moves: a transfer progressing fragment by fragment never sleeps.
-    if (progressed_) spins = 0;
-    backoff(spins);
-  }
+  if (poll_until([this] { return test(); }, deadline)) return;
+  const auto& d = description_;
+  const bool withdrawn = cancel();
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started_).count();
+  Error error(ErrorCode::timeout,
+              d.transfer == Transfer::send
+                  ? fmt::format("{} was not received within {} ms: peer {} posted no matching receive", transfer(),
+                                waited, d.peer)
+              : d.transfer == Transfer::receive
+                  ? fmt::format("{} got no message within {} ms: peer {} sent nothing with that tag", transfer(),
+                                waited, d.peer)
+                  : fmt::format("{} was not confirmed within {} ms", transfer(), waited),
+              d.site.context());
+  if (!withdrawn) fatal_->set(error);  // a send UCX could not withdraw may still read its buffer
+  done_ = true;
+  error_ = std::make_exception_ptr(error);
+  std::rethrow_exception(error_);
 }
 
 }  // namespace meshcomm::detail

@@ -47,7 +47,6 @@ class UcxOperation final : public WorkState {
   std::shared_ptr<UcxPeers> peers_;
   std::shared_ptr<FatalState> fatal_;
   bool done_ = false;
-  bool progressed_ = false;  ///< the last test moved something: its waiter polls again at once
   std::exception_ptr error_;
   Clock::time_point started_ = Clock::now();
 };
