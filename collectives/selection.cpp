@@ -32,7 +32,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   from 8 KiB, while below it the binomial tree's plain sends beat MPI_Ibcast (1.04-1.7x).
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
+  // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
+  //   (through its remote keys) and wins there as on mpi; everything else is meshcomm's own.
   const auto mpi = BackendKind::mpi;
+  const auto ucx = BackendKind::ucx;
   const auto nccl = BackendKind::nccl;
   table.rules_ = {
       {.kind = CollectiveKind::all_gather, .backend = nccl, .algorithm = "native"},
@@ -44,9 +47,11 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 8 * MiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
