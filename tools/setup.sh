@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev libpmix-dev
+  libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev ucx-utils libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev gnuplot-nox
 )

@@ -1,0 +1,55 @@
+// pingpong_perf: ranks in pairs (0-1, 2-3, ...); the even rank sends `count` elements, the odd
+// rank receives them and sends its own back. The time is the round trip: half of it is the
+// latency that ucx_perftest -t tag_lat and osu_latency report; busbw counts both messages.
+
+#include <fmt/format.h>
+
+#include "engine/perf_operation.hpp"
+#include "meshcomm/error.hpp"
+#include "verifiable/verifiable.hpp"
+
+namespace meshcomm::perf {
+namespace {
+
+class PingPong final : public PerfOperation {
+ public:
+  std::string_view name() const noexcept override { return "pingpong"; }
+  bool has_in_place() const noexcept override { return false; }
+  PerfCounts counts(std::size_t count, int, int) const override {
+    return {.send = count, .recv = count, .reported = count};
+  }
+  double bus_factor(int) const override { return 2.0; }
+  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
+            const Communicator& comm) const override {
+    if (comm.size() % 2 != 0) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("pingpong_perf pairs ranks up; run it on an even number of ranks, not {}", comm.size()));
+    }
+    verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
+  }
+  std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
+                          const Communicator& comm) const override {
+    return verifiable::count_wrong(recv, 0, counts.recv, settings.type,
+                                   [&](std::size_t i) { return verifiable::payload(partner(comm), 0, i); });
+  }
+  Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
+             const PerfSettings& settings) const override {
+    const ConstBufferView outgoing(send, counts.send, settings.type, settings.memory);
+    const BufferView incoming(recv, counts.recv, settings.type, settings.memory);
+    if (comm.rank() % 2 == 0) {
+      auto reply = comm.irecv(incoming, partner(comm), 0, settings.stream);
+      comm.isend(outgoing, partner(comm), 0, settings.stream).wait();
+      return reply;
+    }
+    comm.irecv(incoming, partner(comm), 0, settings.stream).wait();
+    return comm.isend(outgoing, partner(comm), 0, settings.stream);
+  }
+
+ private:
+  static int partner(const Communicator& comm) { return comm.rank() ^ 1; }
+};
+
+}  // namespace
+}  // namespace meshcomm::perf
+
+int main(int argc, char** argv) { return meshcomm::perf::run_perf_main(argc, argv, meshcomm::perf::PingPong{}); }
