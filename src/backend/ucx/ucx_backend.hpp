@@ -15,24 +15,31 @@ namespace meshcomm::detail {
 
 /// How a message's 64-bit UCX tag is laid out, since matching is worker-wide:
 ///
-///     [context: 15 bits][lane: 2 bits][source rank: 17 bits][tag: 30 bits]
+///     [kind: 2 bits][context: 13 bits][lane: 2 bits][source rank: 17 bits][tag: 30 bits]
 ///
-/// The context tells the process's communicators apart (agreed as each is made), the lane the
-/// user's messages from meshcomm's own and from the backend's setup, the source the sender
-/// within the communicator (a receive names its peer), and the tag is the caller's.
+/// The kind tells a message from a single-copy descriptor and its acknowledgement, the context
+/// the process's communicators apart (agreed as each is made), the lane the user's messages from
+/// meshcomm's own and from the backend's setup, the source the sender within the communicator (a
+/// receive names its peer), and the tag is the caller's.
 struct UcxTag {
   static constexpr int kTagBits = 30;
   static constexpr int kSourceBits = 17;
   static constexpr int kLaneBits = 2;
-  static constexpr int kContextBits = 15;
+  static constexpr int kContextBits = 13;
+  static constexpr int kKindBits = 2;
+  static constexpr std::uint64_t kMessage = 0;
+  static constexpr std::uint64_t kDescriptor = 1;
+  static constexpr std::uint64_t kAcknowledgement = 2;
   static constexpr int kMaxTag = (1 << kTagBits) - 1;
   static constexpr int kMaxRanks = 1 << kSourceBits;
   static constexpr std::uint32_t kMaxContext = (1U << kContextBits) - 1;
   /// The backend's own messages (split agreements), apart from both communicator lanes.
   static constexpr std::uint64_t kSetupLane = 2;
 
-  static constexpr ucp_tag_t make(std::uint32_t context, std::uint64_t lane, int source, int tag) noexcept {
-    return (static_cast<ucp_tag_t>(context) << (kLaneBits + kSourceBits + kTagBits)) |
+  static constexpr ucp_tag_t make(std::uint32_t context, std::uint64_t lane, int source, int tag,
+                                  std::uint64_t kind = kMessage) noexcept {
+    return (kind << (kContextBits + kLaneBits + kSourceBits + kTagBits)) |
+           (static_cast<ucp_tag_t>(context) << (kLaneBits + kSourceBits + kTagBits)) |
            (lane << (kSourceBits + kTagBits)) | (static_cast<ucp_tag_t>(source) << kTagBits) |
            static_cast<ucp_tag_t>(tag);
   }

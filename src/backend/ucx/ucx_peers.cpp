@@ -11,10 +11,12 @@ namespace meshcomm::detail {
 
 namespace {
 
-/// What each rank tells the others first: its context id proposal and its address's length.
+/// What each rank tells the others first: its context id proposal, its address's length, and
+/// who it is as a process (for single-copy messages and its pid in errors).
 struct Introduction {
   std::uint64_t context = 0;
   std::uint64_t address_bytes = 0;
+  SingleCopyIdentity identity;
 };
 
 }  // namespace
@@ -28,14 +30,18 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     : worker_(std::move(worker)) {
   const ErrorContext where{.backend = "ucx", .operation = "create", .rank = bootstrap.rank()};
   const auto ranks = static_cast<std::size_t>(bootstrap.size());
-  const Introduction mine{.context = worker_->propose_context(), .address_bytes = worker_->address().size()};
+  const Introduction mine{.context = worker_->propose_context(), .address_bytes = worker_->address().size(),
+                          .identity = single_copy_identity()};
   const auto introductions = bootstrap.all_gather(std::as_bytes(std::span(&mine, 1)));
   std::vector<Introduction> all(ranks);
   std::memcpy(all.data(), introductions.data(), introductions.size());
   std::uint64_t longest = 0, agreed = 0;
+  std::vector<SingleCopyIdentity> identities;
   for (const auto& other : all) {
     longest = std::max(longest, other.address_bytes);
     agreed = std::max(agreed, other.context);
+    identities.push_back(other.identity);
+    pids_.push_back(other.identity.process.pid);
   }
   context = static_cast<std::uint32_t>(agreed);
   worker_->take_context(context);
@@ -69,6 +75,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     }
     endpoints_[rank] = endpoint;
   }
+  single_copy_ = single_copy_peers(bootstrap, identities, bootstrap.rank());
 }
 
 UcxPeers::~UcxPeers() {

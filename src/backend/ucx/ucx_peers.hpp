@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "meshcomm/bootstrap.hpp"
+#include "ucx_single_copy.hpp"
 #include "ucx_worker.hpp"
 
 namespace meshcomm::detail {
@@ -37,6 +38,12 @@ class UcxPeers {
     return failures_[static_cast<std::size_t>(root_rank)].load(std::memory_order_acquire);
   }
   [[nodiscard]] UcxWorker& worker() const noexcept { return *worker_; }
+  /// Whether large messages with `root_rank` go in one copy (ucx_single_copy.hpp).
+  [[nodiscard]] bool single_copy(int root_rank) const noexcept {
+    return single_copy_[static_cast<std::size_t>(root_rank)] != 0;
+  }
+  /// `root_rank`'s process id.
+  [[nodiscard]] std::int64_t pid(int root_rank) const noexcept { return pids_[static_cast<std::size_t>(root_rank)]; }
 
  private:
   static void on_endpoint_error(void* slot, ucp_ep_h endpoint, ucs_status_t status);
@@ -44,6 +51,8 @@ class UcxPeers {
   std::shared_ptr<UcxWorker> worker_;
   std::vector<ucp_ep_h> endpoints_;
   std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
+  std::vector<char> single_copy_;
+  std::vector<std::int64_t> pids_;
 };
 
 }  // namespace meshcomm::detail

@@ -1,0 +1,56 @@
+#pragma once
+
+// Large messages between processes on one host, in one copy: the sender sends a small
+// descriptor (where its buffer is), the receiver reads the buffer straight out of the sender's
+// memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) and answers with
+// an acknowledgement, which completes the send. UCX itself would move them through its
+// shared-memory queues in two copies: its own CMA transport cannot report failed peers, so the
+// error mode that names them leaves it out.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../backend.hpp"
+#include "meshcomm/bootstrap.hpp"
+#include "process_liveness.hpp"
+
+namespace meshcomm::detail {
+
+class UcxPeers;
+
+/// Messages of at least this many bytes between single-copy peers go by descriptor; below it, the
+/// extra acknowledgement costs more than the copy it saves.
+inline constexpr std::size_t kSingleCopyBytes = std::size_t{64} << 10;
+
+/// What a rank tells the others so that they can read its memory.
+struct SingleCopyIdentity {
+  ProcessIdentity process;
+  std::uint64_t user = 0;           ///< uid: only the same user may read another's memory
+  std::uint64_t probe_address = 0;  ///< a word the peers read once, to learn whether they may
+};
+
+/// This process's identity; allows same-user processes to read its memory where the kernel's
+/// Yama policy would otherwise keep them out (as Open MPI does).
+SingleCopyIdentity single_copy_identity();
+
+/// For each rank of `identities` (gathered through `bootstrap`, this rank `self`): whether
+/// messages with it go by descriptor. Collective: every rank reads each same-host peer's probe
+/// word, and a pair is enabled only where both ranks could read all theirs (so both sides decide
+/// alike). MESHCOMM_UCX_SINGLE_COPY=0 turns it off (it must be set alike on every rank).
+std::vector<char> single_copy_peers(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities,
+                                    int self);
+
+/// A send by descriptor: complete once the receiver acknowledged reading it.
+std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,
+                                                  const std::shared_ptr<FatalState>& fatal, const void* data,
+                                                  std::size_t bytes, int root_peer, std::uint64_t descriptor_tag,
+                                                  std::uint64_t ack_tag, const CallSite& site, int tag);
+
+/// A receive by descriptor: reads the sender's buffer, then acknowledges.
+std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPeers>& peers,
+                                                     const std::shared_ptr<FatalState>& fatal, void* data,
+                                                     std::size_t bytes, int root_peer, std::uint64_t descriptor_tag,
+                                                     std::uint64_t ack_tag, const CallSite& site, int tag);
+
+}  // namespace meshcomm::detail
