@@ -81,7 +81,8 @@ bool UcxOperation::test() {
     }
     if (status != UCS_INPROGRESS) {
       finish(status, received);
-    } else if (fatal_->is_set() || peers_->failed(description_.root_peer)) [[unlikely]] {
+    } else if (fatal_->is_set() || peers_->failed(description_.root_peer) ||
+               (liveness_.due() && peers_->look_at_process(description_.root_peer))) [[unlikely]] {
       // UCX never fails a posted receive whose sender died, and abort() must end every work.
       const bool withdrawn = cancel();
       const auto& d = description_;
@@ -89,9 +90,8 @@ bool UcxOperation::test() {
         auto context = d.site.context();
         context.native_code = static_cast<int>(peers_->failure(d.root_peer));
         Error error(ErrorCode::peer_failure,
-                    fmt::format("{} can never complete: UCX reports peer {} failed ({}); the communicator cannot be "
-                                "used again",
-                                transfer(), d.peer, ucs_status_string(peers_->failure(d.root_peer))),
+                    fmt::format("{} can never complete: {}; the communicator cannot be used again", transfer(),
+                                peers_->failure_text(d.root_peer, d.peer)),
                     context);
         fatal_->set(error);
         error_ = std::make_exception_ptr(error);

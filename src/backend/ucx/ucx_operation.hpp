@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "../backend.hpp"
+#include "process_liveness.hpp"
 #include "ucx_peers.hpp"
 
 namespace meshcomm::detail {
@@ -48,6 +49,7 @@ class UcxOperation final : public WorkState {
   std::shared_ptr<FatalState> fatal_;
   bool done_ = false;
   std::exception_ptr error_;
+  LivenessSchedule liveness_;  ///< when to look whether the peer's process has ended
   Clock::time_point started_ = Clock::now();
 };
 

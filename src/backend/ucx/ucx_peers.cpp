@@ -42,6 +42,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     agreed = std::max(agreed, other.context);
     identities.push_back(other.identity);
     pids_.push_back(other.identity.process.pid);
+    processes_.push_back(other.identity.process);
   }
   context = static_cast<std::uint32_t>(agreed);
   worker_->take_context(context);
@@ -50,6 +51,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
   std::memcpy(padded.data(), worker_->address().data(), worker_->address().size());
   const auto addresses = bootstrap.all_gather(padded);
   failures_ = std::make_unique<std::atomic<ucs_status_t>[]>(ranks);
+  ended_ = std::make_unique<std::atomic<bool>[]>(ranks);
   endpoints_.assign(ranks, nullptr);
   for (std::size_t rank = 0; rank < ranks; ++rank) {
     failures_[rank].store(UCS_OK);
@@ -76,6 +78,23 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     endpoints_[rank] = endpoint;
   }
   single_copy_ = single_copy_peers(bootstrap, identities, bootstrap.rank());
+}
+
+bool UcxPeers::look_at_process(int root_rank) noexcept {
+  const auto index = static_cast<std::size_t>(root_rank);
+  if (failed(root_rank)) return true;
+  if (!has_ended(processes_[index])) return false;
+  ended_[index].store(true, std::memory_order_release);
+  ucs_status_t expected = UCS_OK;
+  failures_[index].compare_exchange_strong(expected, UCS_ERR_CONNECTION_RESET);
+  return true;
+}
+
+std::string UcxPeers::failure_text(int root_rank, int peer) const {
+  if (ended_[static_cast<std::size_t>(root_rank)].load(std::memory_order_acquire)) {
+    return fmt::format("peer {} (pid {} on this host) has ended", peer, pids_[static_cast<std::size_t>(root_rank)]);
+  }
+  return fmt::format("UCX reports peer {} failed ({})", peer, ucs_status_string(failure(root_rank)));
 }
 
 UcxPeers::~UcxPeers() {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -37,6 +38,13 @@ class UcxPeers {
   [[nodiscard]] ucs_status_t failure(int root_rank) const noexcept {
     return failures_[static_cast<std::size_t>(root_rank)].load(std::memory_order_acquire);
   }
+  /// Looks whether `root_rank`'s process, if it is on this host, has ended (exited, killed, a
+  /// zombie): then marks the peer failed, as an endpoint error would. UCX's keepalive misses a
+  /// killed process its parent has not reaped yet. Returns whether the peer is marked failed.
+  bool look_at_process(int root_rank) noexcept;
+  /// Why `root_rank` counts as failed, for errors naming it as `peer`: "UCX reports peer 1
+  /// failed (Connection reset by remote peer)" or "peer 1 (pid 42 on this host) has ended".
+  [[nodiscard]] std::string failure_text(int root_rank, int peer) const;
   [[nodiscard]] UcxWorker& worker() const noexcept { return *worker_; }
   /// Whether large messages with `root_rank` go in one copy (ucx_single_copy.hpp).
   [[nodiscard]] bool single_copy(int root_rank) const noexcept {
@@ -53,6 +61,8 @@ class UcxPeers {
   std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
   std::vector<char> single_copy_;
   std::vector<std::int64_t> pids_;
+  std::vector<ProcessIdentity> processes_;
+  std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end
 };
 
 }  // namespace meshcomm::detail

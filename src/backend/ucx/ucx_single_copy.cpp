@@ -180,13 +180,14 @@ class ReceiveCore {
   bool test() {
     peers_->worker().progress();
     std::unique_lock lock(mutex_);
-    if (!finished_ && (fatal_->is_set() || peers_->failed(root_peer_))) {
+    if (!finished_ && (fatal_->is_set() || peers_->failed(root_peer_) ||
+                       (liveness_.due() && peers_->look_at_process(root_peer_)))) {
       const bool peer_failed = peers_->failed(root_peer_);
       withdraw(lock);
       fail(peer_failed ? Error(ErrorCode::peer_failure,
-                               fmt::format("receive of {} bytes from peer {} (tag {}) can never complete: UCX reports "
-                                           "peer {} failed; the communicator cannot be used again",
-                                           bytes_, site_.peer, tag_, site_.peer),
+                               fmt::format("receive of {} bytes from peer {} (tag {}) can never complete: {}; the "
+                                           "communicator cannot be used again",
+                                           bytes_, site_.peer, tag_, peers_->failure_text(root_peer_, site_.peer)),
                                site_.context())
                        : fatal_->aborted_error(site_.context(), withdrawal_outcome(false, bytes_, site_.peer, true)));
       if (peer_failed) fatal_->set(*failure_);
@@ -279,6 +280,7 @@ class ReceiveCore {
   std::optional<Error> failure_;
   Descriptor descriptor_;
   Acknowledgement acknowledgement_;
+  LivenessSchedule liveness_;
 };
 
 class SingleCopyReceive final : public WorkState {
