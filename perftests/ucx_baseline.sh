@@ -13,7 +13,10 @@ build=${1:-build}
 rounds=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../tools/mpi_environment.sh"
-command -v ucx_perftest > /dev/null || { echo "ucx_baseline: ucx_perftest is missing (tools/setup.sh installs ucx-utils)" >&2; exit 1; }
+if ! command -v ucx_perftest > /dev/null; then
+  echo "ucx_baseline: ucx_perftest is missing (tools/setup.sh installs ucx-utils)" >&2
+  exit 1
+fi
 
 export UCX_MM_ERROR_HANDLING=y UCX_KEEPALIVE_INTERVAL=1s  # what the ucx backend sets
 port=13500
@@ -39,7 +42,8 @@ for ((round = 1; round <= rounds; ++round)); do
     if ((size <= 4096)); then
       ucx_perftest_once tag_lat "$size" | awk -v s="$size" '{print "ucx_perftest", s, $2}' >> "$results"
     else
-      ucx_perftest_once tag_bw "$size" | awk -v s="$size" '{printf "ucx_perftest %s %.3f\n", s, $6 * 1.048576 / 1000}' >> "$results"
+      ucx_perftest_once tag_bw "$size" |
+        awk -v s="$size" '{printf "ucx_perftest %s %.3f\n", s, $6 * 1.048576 / 1000}' >> "$results"
     fi
   done
   mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 64M -f 2 -n 1000 -w 50 --buffers user \
