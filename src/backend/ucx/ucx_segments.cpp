@@ -1,5 +1,6 @@
 #include "ucx_segments.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -65,7 +66,17 @@ SegmentProvider::Allocation UcxSegments::allocate(std::size_t bytes) {
 
 const UcxSegments::Remote& UcxSegments::remote(const std::string& handle) {
   std::lock_guard lock(mutex_);
-  if (auto found = remotes_.find(handle); found != remotes_.end()) return found->second;
+  if (auto found = remotes_.find(handle); found != remotes_.end()) {
+    found->second.used = ++clock_;
+    return found->second;
+  }
+  if (remotes_.size() >= kRemembered) {
+    // A freed segment stays mapped while a peer keeps its key: forget the stalest one.
+    auto stalest = std::min_element(remotes_.begin(), remotes_.end(),
+                                    [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+    ucp_rkey_destroy(stalest->second.key);
+    remotes_.erase(stalest);
+  }
   HandleHeader header;
   if (handle.size() < sizeof header) {
     throw Error(ErrorCode::invalid_argument,
@@ -78,7 +89,7 @@ const UcxSegments::Remote& UcxSegments::remote(const std::string& handle) {
                             handle.size(), header.owner, header.key_bytes),
                 kAllocate);
   }
-  Remote remote{.owner = header.owner, .address = header.address, .bytes = header.bytes};
+  Remote remote{.owner = header.owner, .address = header.address, .bytes = header.bytes, .used = ++clock_};
   check_ucs(ucp_ep_rkey_unpack(peers_->endpoint(header.owner), handle.data() + sizeof header, &remote.key),
             "ucp_ep_rkey_unpack", {.backend = "ucx", .operation = "allocate_shared", .peer = header.owner});
   return remotes_.emplace(handle, remote).first->second;

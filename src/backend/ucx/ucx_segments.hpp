@@ -26,7 +26,10 @@ class UcxSegments final : public SegmentProvider {
     std::uint64_t address = 0;
     std::uint64_t bytes = 0;
     ucp_rkey_h key = nullptr;
+    std::uint64_t used = 0;  ///< when it was last asked for (the cache's clock)
   };
+  /// Peers' segments kept unpacked (and mapped) at most; the least recently used go first.
+  static constexpr std::size_t kRemembered = 1024;
 
   /// `root_rank` is this process's rank among `peers`.
   UcxSegments(std::shared_ptr<UcxPeers> peers, int root_rank);
@@ -43,6 +46,7 @@ class UcxSegments final : public SegmentProvider {
   int root_rank_;
   std::mutex mutex_;
   std::map<std::string, Remote> remotes_;  // handle -> unpacked key (destroyed with the provider)
+  std::uint64_t clock_ = 0;
 };
 
 }  // namespace meshcomm::detail
