@@ -54,7 +54,7 @@ std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  if (data.bytes() >= kSingleCopyBytes && peers_->single_copy(root_peer)) {
+  if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
     // The descriptor goes to the peer as from this rank; its acknowledgement comes back from it.
     return start_single_copy_send(peers_, fatal_state(), data.data, data.bytes(), root_peer,
                                   UcxTag::make(context_, lane_bits(lane), rank_, tag, UcxTag::kDescriptor),
@@ -67,7 +67,7 @@ std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int
 std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  if (data.bytes() >= kSingleCopyBytes && peers_->single_copy(root_peer)) {
+  if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
     return start_single_copy_receive(peers_, fatal_state(), data.data, data.bytes(), root_peer,
                                      UcxTag::make(context_, lane_bits(lane), peer, tag, UcxTag::kDescriptor),
                                      UcxTag::make(context_, lane_bits(lane), rank_, tag, UcxTag::kAcknowledgement),

@@ -44,6 +44,8 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     pids_.push_back(other.identity.process.pid);
     processes_.push_back(other.identity.process);
   }
+  // Collective too (probes, then one agreement), and before any endpoint exists to leak if it throws.
+  single_copy_ = single_copy_plan(bootstrap, identities, bootstrap.rank());
   context = static_cast<std::uint32_t>(agreed);
   worker_->take_context(context);
   // Addresses differ in length between processes; the bootstrap gathers equal sizes.
@@ -77,7 +79,6 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     }
     endpoints_[rank] = endpoint;
   }
-  single_copy_ = single_copy_peers(bootstrap, identities, bootstrap.rank());
 }
 
 bool UcxPeers::look_at_process(int root_rank) noexcept {

@@ -48,8 +48,10 @@ class UcxPeers {
   [[nodiscard]] UcxWorker& worker() const noexcept { return *worker_; }
   /// Whether large messages with `root_rank` go in one copy (ucx_single_copy.hpp).
   [[nodiscard]] bool single_copy(int root_rank) const noexcept {
-    return single_copy_[static_cast<std::size_t>(root_rank)] != 0;
+    return single_copy_.peers[static_cast<std::size_t>(root_rank)] != 0;
   }
+  /// The smallest message that goes in one copy (the same on every rank).
+  [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
   /// `root_rank`'s process id.
   [[nodiscard]] std::int64_t pid(int root_rank) const noexcept { return pids_[static_cast<std::size_t>(root_rank)]; }
 
@@ -59,7 +61,7 @@ class UcxPeers {
   std::shared_ptr<UcxWorker> worker_;
   std::vector<ucp_ep_h> endpoints_;
   std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
-  std::vector<char> single_copy_;
+  SingleCopyPlan single_copy_;
   std::vector<std::int64_t> pids_;
   std::vector<ProcessIdentity> processes_;
   std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end

@@ -54,6 +54,28 @@ bool single_copy_allowed() {
   return !setting || setting->empty() || *setting != "0";
 }
 
+/// MESHCOMM_UCX_SINGLE_COPY_BYTES: a byte count, with K, M or G (powers of 1024) after it.
+std::size_t single_copy_threshold() {
+  const auto setting = environment_variable("MESHCOMM_UCX_SINGLE_COPY_BYTES");
+  if (!setting) return kSingleCopyBytes;
+  const std::string text(*setting);
+  std::size_t digits = 0;
+  std::uint64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9' && value < (std::uint64_t{1} << 40)) {
+    value = value * 10 + static_cast<std::uint64_t>(text[digits++] - '0');
+  }
+  const std::string unit = text.substr(digits);
+  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (digits == 0 || shift < 0 || value >= (std::uint64_t{1} << 40)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("MESHCOMM_UCX_SINGLE_COPY_BYTES = '{}' is not a size; valid: a byte count such as 65536, "
+                            "64K, 1M or 1G",
+                            text),
+                {.backend = "ucx", .operation = "create"});
+  }
+  return static_cast<std::size_t>(value << shift);
+}
+
 /// A tagged send or receive of a small control message, as a UcxOperation.
 std::shared_ptr<WorkState> control_message(const std::shared_ptr<UcxPeers>& peers,
                                            const std::shared_ptr<FatalState>& fatal, bool send, void* data,
@@ -70,16 +92,16 @@ std::shared_ptr<WorkState> control_message(const std::shared_ptr<UcxPeers>& peer
 }
 
 /// The timeout of a single-copy message: the hint covers the one way both sides can disagree
-/// silently (sizes on either side of kSingleCopyBytes go different ways).
+/// silently (sizes on either side of the single-copy threshold go different ways).
 Error timed_out(const CallSite& site, int tag, bool send, std::size_t bytes, Clock::time_point started,
                 Clock::time_point deadline) {
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started).count();
   return Error(ErrorCode::timeout,
-               fmt::format("{} of {} bytes {} peer {} (tag {}) {} within {} ms: peer {} {} no matching {} (or one of "
-                           "a size on the other side of {} bytes: sizes must match)",
+               fmt::format("{} of {} bytes {} peer {} (tag {}) {} within {} ms: peer {} {} no matching {} (or one "
+                           "too small to go in one copy, as this one does: sizes must match)",
                            send ? "send" : "receive", bytes, send ? "to" : "from", site.peer, tag,
                            send ? "was not read" : "got no message", waited, site.peer, send ? "posted" : "sent",
-                           send ? "receive" : "message", kSingleCopyBytes),
+                           send ? "receive" : "message"),
                site.context());
 }
 
@@ -316,12 +338,20 @@ SingleCopyIdentity single_copy_identity() {
   // Yama's ptrace_scope 1 lets a process read only its descendants' memory unless they allow it.
   (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   return {.process = ProcessIdentity::of_this_process(), .user = static_cast<std::uint64_t>(getuid()),
-          .probe_address = reinterpret_cast<std::uint64_t>(&probe_word)};
+          .probe_address = reinterpret_cast<std::uint64_t>(&probe_word), .threshold = single_copy_threshold()};
 }
 
-std::vector<char> single_copy_peers(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities,
-                                    int self) {
+SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities, int self) {
   const auto& mine = identities[static_cast<std::size_t>(self)];
+  for (std::size_t rank = 0; rank < identities.size(); ++rank) {
+    if (identities[rank].threshold != mine.threshold) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("MESHCOMM_UCX_SINGLE_COPY_BYTES gives {} bytes on rank {} but {} on rank {}; every "
+                              "rank must send large messages the same way",
+                              mine.threshold, self, identities[rank].threshold, rank),
+                  {.backend = "ucx", .operation = "create", .rank = self, .peer = static_cast<int>(rank)});
+    }
+  }
   auto same_host = [&](const SingleCopyIdentity& other) {
     return other.process.host != 0 && other.process.host == mine.process.host &&
            other.process.pid_namespace == mine.process.pid_namespace && other.user == mine.user;
@@ -335,12 +365,12 @@ std::vector<char> single_copy_peers(Bootstrap& bootstrap, const std::vector<Sing
                      value == kProbeValue;
   }
   const auto flags = bootstrap.all_gather(std::as_bytes(std::span(&could_read_all, 1)));
-  std::vector<char> enabled(identities.size(), 0);
+  SingleCopyPlan plan{.peers = std::vector<char>(identities.size(), 0), .threshold = mine.threshold};
   for (std::size_t rank = 0; rank < identities.size(); ++rank) {
-    enabled[rank] = static_cast<int>(rank) != self && same_host(identities[rank]) && could_read_all != 0 &&
-                    flags[rank] != std::byte{0};
+    plan.peers[rank] = static_cast<int>(rank) != self && same_host(identities[rank]) && could_read_all != 0 &&
+                       flags[rank] != std::byte{0};
   }
-  return enabled;
+  return plan;
 }
 
 std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,

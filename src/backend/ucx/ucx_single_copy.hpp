@@ -19,8 +19,9 @@ namespace meshcomm::detail {
 
 class UcxPeers;
 
-/// Messages of at least this many bytes between single-copy peers go by descriptor; below it, the
-/// extra acknowledgement costs more than the copy it saves.
+/// Messages of at least this many bytes between single-copy peers go by descriptor, unless
+/// MESHCOMM_UCX_SINGLE_COPY_BYTES says otherwise; below it, the extra acknowledgement costs more
+/// than the copy it saves.
 inline constexpr std::size_t kSingleCopyBytes = std::size_t{64} << 10;
 
 /// What a rank tells the others so that they can read its memory.
@@ -28,6 +29,13 @@ struct SingleCopyIdentity {
   ProcessIdentity process;
   std::uint64_t user = 0;           ///< uid: only the same user may read another's memory
   std::uint64_t probe_address = 0;  ///< a word the peers read once, to learn whether they may
+  std::uint64_t threshold = 0;      ///< the smallest message it sends by descriptor
+};
+
+/// How single-copy messages go among a communicator's ranks.
+struct SingleCopyPlan {
+  std::vector<char> peers;  ///< per rank: whether messages with it go by descriptor
+  std::size_t threshold = kSingleCopyBytes;
 };
 
 /// This process's identity; allows same-user processes to read its memory where the kernel's
@@ -35,11 +43,12 @@ struct SingleCopyIdentity {
 SingleCopyIdentity single_copy_identity();
 
 /// For each rank of `identities` (gathered through `bootstrap`, this rank `self`): whether
-/// messages with it go by descriptor. Collective: every rank reads each same-host peer's probe
-/// word, and a pair is enabled only where both ranks could read all theirs (so both sides decide
-/// alike). MESHCOMM_UCX_SINGLE_COPY=0 turns it off (it must be set alike on every rank).
-std::vector<char> single_copy_peers(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities,
-                                    int self);
+/// messages with it go by descriptor, and from which size. Collective: every rank reads each
+/// same-host peer's probe word, and a pair is enabled only where both ranks could read all
+/// theirs (so both sides decide alike). MESHCOMM_UCX_SINGLE_COPY=0 on a rank turns it off for
+/// its pairs; MESHCOMM_UCX_SINGLE_COPY_BYTES must be the same on every rank (else
+/// Error(invalid_argument) naming a rank that differs).
+SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities, int self);
 
 /// A send by descriptor: complete once the receiver acknowledged reading it.
 std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,
