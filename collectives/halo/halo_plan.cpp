@@ -54,6 +54,7 @@ struct Direction {
   RowTable pack;    // own rows into the packed outgoing buffer
   RowTable unpack;  // the packed incoming buffer into rows (forward: copied; adjoint: added)
   RowTable unpack_scattered;  // rma, forward: the messages that cannot land straight in their rows
+  std::vector<RowTable> unpack_each;  // rma, adjoint: each message's rows, from wherever they arrived
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
 };
@@ -159,6 +160,13 @@ class HaloPlanImpl {
     direction.pack = RowTable(std::move(pack), format_.memory);
     direction.unpack = RowTable(std::move(unpack), format_.memory);
     direction.unpack_scattered = RowTable(std::move(unpack_scattered), format_.memory);
+    if (strategy_ == HaloStrategy::rma && adjoint) {
+      for (const auto* message : direction.in) {
+        std::vector<device::RowPair> pairs;
+        for (std::size_t r = 0; r < message->rows.size(); ++r) pairs.push_back({message->rows[r], r});
+        direction.unpack_each.emplace_back(std::move(pairs), format_.memory);
+      }
+    }
     if (strategy_ != HaloStrategy::mpi_neighbor) return;
     std::vector<int> sources;
     std::vector<int> destinations;
@@ -208,16 +216,23 @@ class HaloPlanImpl {
     copy_local(base, adjoint);
     auto packed = comm_.scratch().acquire(direction.out_bytes, format_.memory);
     direction.pack.copy(packed.get(), format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
+    // The adjoint offers its rows to same-host owners to add straight from this rank's memory.
+    const std::size_t extended_bytes = extended_rows_ * format_.stride_bytes;
+    const auto offered = adjoint ? comm_.shared_memory().locate(base, extended_bytes) : std::nullopt;
     std::vector<RmaOutgoing> out;
     for (std::size_t i = 0; i < direction.out.size(); ++i) {
       const auto& message = *direction.out[i];
       const bool from_rows = dense(message) && !message.rows.empty();
-      out.push_back({message.peer, message.slot,
-                     from_rows ? row(base, message.rows.front()) : packed.get() + direction.out_offset[i],
-                     message.rows.size() * format_.row_bytes});
+      RmaOutgoing outgoing{message.peer, message.slot,
+                           from_rows ? row(base, message.rows.front()) : packed.get() + direction.out_offset[i],
+                           message.rows.size() * format_.row_bytes};
+      if (offered && from_rows && comm_.backend().shares_memory_with(message.peer)) {
+        outgoing.pull_handle = offered->handle;
+        outgoing.pull_offset = offered->offset + message.rows.front() * format_.stride_bytes;
+      }
+      out.push_back(std::move(outgoing));
     }
-    const auto mapped = adjoint ? std::nullopt
-                                : comm_.shared_memory().locate(base, extended_rows_ * format_.stride_bytes);
+    const auto mapped = adjoint ? std::nullopt : comm_.shared_memory().locate(base, extended_bytes);
     auto inbox = take_inbox(adjoint);
     std::vector<RmaIncoming> in;
     for (std::size_t i = 0; i < direction.in.size(); ++i) {
@@ -230,25 +245,36 @@ class HaloPlanImpl {
         in.push_back({message.peer, message.slot, bytes, inbox->handle(), direction.in_offset[i]});
       }
     }
-    const int first_tag = comm_.reserve_internal_tags(2 * tag_slots_);
-    auto exchange = start_rma_exchange(comm_, std::move(out), std::move(in), first_tag, tag_slots_, label);
+    const int first_tag = comm_.reserve_internal_tags(3 * tag_slots_);
     auto* self = this;
     const bool straight = mapped.has_value();
+    auto consume = [self, packed, inbox, &direction, base, adjoint, straight](const std::vector<RmaArrival>& arrivals) {
+      const auto* received = inbox->base();
+      const auto& format = self->format_;
+      if (adjoint) {
+        for (std::size_t i = 0; i < arrivals.size(); ++i) {
+          const std::byte* rows = arrivals[i].pulled
+                                      ? self->comm_.shared_memory().map_peer(arrivals[i].handle) + arrivals[i].offset
+                                      : received + direction.in_offset[i];
+          direction.unpack_each[i].add(base, format.stride_bytes, rows, format.row_bytes, format.row_elements,
+                                       format.type);
+        }
+      } else if (straight) {
+        direction.unpack_scattered.copy(base, format.stride_bytes, received, format.row_bytes, format.row_bytes);
+      } else {
+        self->finish(direction, base, received, adjoint);
+      }
+    };
+    auto exchange = start_rma_exchange(comm_, std::move(out), std::move(in), first_tag, tag_slots_, label,
+                                       std::move(consume));
     return comm_.make_work(std::make_shared<ScheduleWorkState>(
-        2, [self, exchange = std::move(exchange), packed, inbox, &direction, base, adjoint, straight](int step) {
+        2, [self, exchange = std::move(exchange), inbox, adjoint](int step) {
           std::vector<Work> works;
           if (step == 0) {
             works.push_back(self->comm_.make_work(exchange));
-            return works;
-          }
-          const auto* received = inbox->base();
-          if (straight) {
-            direction.unpack_scattered.copy(base, self->format_.stride_bytes, received, self->format_.row_bytes,
-                                            self->format_.row_bytes);
           } else {
-            self->finish(direction, base, received, adjoint);
+            self->return_inbox(adjoint, inbox);
           }
-          self->return_inbox(adjoint, inbox);
           return works;
         }));
   }

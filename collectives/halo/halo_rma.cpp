@@ -1,5 +1,6 @@
 #include "halo_rma.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -19,15 +20,31 @@ struct Credit {
   char handle[SegmentProvider::kMaxHandle] = {};
 };
 
-/// What one exchange keeps until it ends: the messages, the credits both ways, the notifications.
+/// What a sender tells its receiver once the rows are there: nothing more (a put), or where to
+/// read them (`handle_bytes` > 0: offered rows).
+using Notification = Credit;
+
+/// What one exchange keeps until it ends: the messages, the credits both ways, the
+/// notifications both ways, and the done words of offered rows.
 struct RmaExchange {
   std::vector<RmaOutgoing> out;
   std::vector<RmaIncoming> in;
   std::vector<Credit> given;     // one per incoming message
   std::vector<Credit> received;  // one per outgoing message
-  std::uint64_t notification = 1;
-  std::vector<std::uint64_t> notified;  // one per incoming message
+  std::vector<Notification> notifications;  // one per outgoing message
+  std::vector<Notification> notified;       // one per incoming message
+  std::uint64_t done = 1;
+  std::vector<std::uint64_t> done_words;  // one per outgoing message
+  RmaConsume consume;
 };
+
+/// `handle` and `offset` into a credit or notification.
+void describe_memory(Credit& into, const std::string& handle, std::size_t offset, std::size_t bytes) {
+  into.offset = offset;
+  into.bytes = bytes;
+  into.handle_bytes = static_cast<std::uint32_t>(handle.size());
+  std::memcpy(into.handle, handle.data(), handle.size());
+}
 
 std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
                                         OperationLabel label) {
@@ -35,10 +52,7 @@ std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exc
   for (std::size_t i = 0; i < exchange.in.size(); ++i) {
     const auto& message = exchange.in[i];
     auto& credit = exchange.given[i];
-    credit.offset = message.offset;
-    credit.bytes = message.bytes;
-    credit.handle_bytes = static_cast<std::uint32_t>(message.handle.size());
-    std::memcpy(credit.handle, message.handle.data(), message.handle.size());
+    describe_memory(credit, message.handle, message.offset, message.bytes);
     works.push_back(send_bytes(comm, &credit, sizeof credit, message.peer, first_tag + message.slot, label,
                                MemoryKind::host));
   }
@@ -55,6 +69,7 @@ std::vector<Work> put_messages(CommunicatorImpl& comm, const RmaExchange& exchan
   for (std::size_t i = 0; i < exchange.out.size(); ++i) {
     const auto& message = exchange.out[i];
     const auto& credit = exchange.received[i];
+    if (!message.pull_handle.empty()) continue;  // offered: the receiver reads the rows itself
     if (credit.bytes != message.bytes || credit.handle_bytes > SegmentProvider::kMaxHandle) {
       throw Error(ErrorCode::size_mismatch,
                   fmt::format("peer {} takes a halo message of {} bytes where this rank puts {}: the ranks' plans "
@@ -71,13 +86,39 @@ std::vector<Work> put_messages(CommunicatorImpl& comm, const RmaExchange& exchan
 
 std::vector<Work> notify(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag, OperationLabel label) {
   std::vector<Work> works;
-  for (const auto& message : exchange.out) {
-    works.push_back(send_bytes(comm, &exchange.notification, sizeof exchange.notification, message.peer,
+  for (std::size_t i = 0; i < exchange.out.size(); ++i) {
+    const auto& message = exchange.out[i];
+    describe_memory(exchange.notifications[i], message.pull_handle, message.pull_offset, message.bytes);
+    works.push_back(send_bytes(comm, &exchange.notifications[i], sizeof(Notification), message.peer,
                                first_tag + message.slot, label, MemoryKind::host));
   }
   for (std::size_t i = 0; i < exchange.in.size(); ++i) {
-    works.push_back(recv_bytes(comm, &exchange.notified[i], sizeof(std::uint64_t), exchange.in[i].peer,
+    works.push_back(recv_bytes(comm, &exchange.notified[i], sizeof(Notification), exchange.in[i].peer,
                                first_tag + exchange.in[i].slot, label, MemoryKind::host));
+  }
+  return works;
+}
+
+/// Consumes the arrived rows, then tells the senders of offered rows that they may reuse them
+/// (and waits to hear the same from the receivers of this rank's offered rows).
+std::vector<Work> consume_and_release(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
+                                      OperationLabel label) {
+  std::vector<RmaArrival> arrivals;
+  for (const auto& notification : exchange.notified) {
+    const auto bytes = std::min<std::size_t>(notification.handle_bytes, SegmentProvider::kMaxHandle);
+    arrivals.push_back({bytes > 0, std::string(notification.handle, bytes), notification.offset});
+  }
+  exchange.consume(arrivals);
+  std::vector<Work> works;
+  for (std::size_t i = 0; i < exchange.in.size(); ++i) {
+    if (!arrivals[i].pulled) continue;
+    works.push_back(send_bytes(comm, &exchange.done, sizeof exchange.done, exchange.in[i].peer,
+                               first_tag + exchange.in[i].slot, label, MemoryKind::host));
+  }
+  for (std::size_t i = 0; i < exchange.out.size(); ++i) {
+    if (exchange.out[i].pull_handle.empty()) continue;
+    works.push_back(recv_bytes(comm, &exchange.done_words[i], sizeof(std::uint64_t), exchange.out[i].peer,
+                               first_tag + exchange.out[i].slot, label, MemoryKind::host));
   }
   return works;
 }
@@ -86,17 +127,21 @@ std::vector<Work> notify(CommunicatorImpl& comm, RmaExchange& exchange, int firs
 
 std::shared_ptr<WorkState> start_rma_exchange(CommunicatorImpl& comm, std::vector<RmaOutgoing> out,
                                               std::vector<RmaIncoming> in, int first_tag, int tag_slots,
-                                              OperationLabel label) {
+                                              OperationLabel label, RmaConsume consume) {
   auto exchange = std::make_shared<RmaExchange>();
   exchange->given.resize(in.size());
   exchange->received.resize(out.size());
+  exchange->notifications.resize(out.size());
   exchange->notified.resize(in.size());
+  exchange->done_words.resize(out.size());
   exchange->out = std::move(out);
   exchange->in = std::move(in);
-  return std::make_shared<ScheduleWorkState>(3, [&comm, exchange, first_tag, tag_slots, label](int step) {
+  exchange->consume = std::move(consume);
+  return std::make_shared<ScheduleWorkState>(4, [&comm, exchange, first_tag, tag_slots, label](int step) {
     if (step == 0) return give_and_take_credits(comm, *exchange, first_tag, label);
     if (step == 1) return put_messages(comm, *exchange, label);
-    return notify(comm, *exchange, first_tag + tag_slots, label);
+    if (step == 2) return notify(comm, *exchange, first_tag + tag_slots, label);
+    return consume_and_release(comm, *exchange, first_tag + 2 * tag_slots, label);
   });
 }
 

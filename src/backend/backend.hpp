@@ -130,6 +130,9 @@ class Backend {
   /// Where Communicator::allocate_shared's memory comes from: POSIX shared memory, unless the
   /// backend maps memory that its peers can put into.
   [[nodiscard]] virtual std::shared_ptr<SegmentProvider> segment_provider() const;
+  /// Whether this rank can map `peer`'s allocate_shared memory (SharedMemoryRegistry::map_peer):
+  /// the backend knows it is on this host.
+  [[nodiscard]] virtual bool shares_memory_with(int /*peer*/) const noexcept { return false; }
   /// Whether `put` works: one-sided puts into peers' allocate_shared memory.
   [[nodiscard]] virtual bool puts() const noexcept { return false; }
   /// Starts putting `source` into `peer`'s segment `handle` (what SharedMemoryRegistry::locate

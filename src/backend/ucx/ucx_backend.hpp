@@ -66,6 +66,9 @@ class UcxBackend final : public Backend {
   /// allocate_shared memory is UCX's own (UcxSegments), so that peers' puts into it are stores.
   [[nodiscard]] std::shared_ptr<SegmentProvider> segment_provider() const override { return segments_; }
   [[nodiscard]] bool puts() const noexcept override { return true; }
+  [[nodiscard]] bool shares_memory_with(int peer) const noexcept override {
+    return peers_->same_host(root_ranks_[static_cast<std::size_t>(peer)]);
+  }
   std::shared_ptr<WorkState> put(ConstBufferView source, int peer, const std::string& handle, std::size_t offset,
                                  OperationLabel label) override;
 

@@ -50,6 +50,10 @@ class UcxPeers {
   [[nodiscard]] bool single_copy(int root_rank) const noexcept {
     return single_copy_.peers[static_cast<std::size_t>(root_rank)] != 0;
   }
+  /// Whether `root_rank` runs on this host as this user (its UCX-mapped memory maps here).
+  [[nodiscard]] bool same_host(int root_rank) const noexcept {
+    return same_host_[static_cast<std::size_t>(root_rank)] != 0;
+  }
   /// The smallest message that goes in one copy (the same on every rank).
   [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
   /// `root_rank`'s process id.
@@ -62,6 +66,7 @@ class UcxPeers {
   std::vector<ucp_ep_h> endpoints_;
   std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
   SingleCopyPlan single_copy_;
+  std::vector<char> same_host_;
   std::vector<std::int64_t> pids_;
   std::vector<ProcessIdentity> processes_;
   std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end
