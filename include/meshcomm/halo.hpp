@@ -27,7 +27,9 @@ enum class HaloStrategy : std::uint8_t {
   /// One-sided puts into the neighbours' memory (ucx backend only): each receiver grants a
   /// credit as it starts, the sender puts the rows and notifies. Rows land straight in the
   /// receiver's extended buffer where it comes from Communicator::allocate_shared (forward, rows
-  /// one dense block), else in the plan's own mapped inbox, copied or added from there.
+  /// one dense block), else in the plan's own mapped inbox, copied or added from there. In the
+  /// adjoint, a sender on the owner's host whose buffer comes from allocate_shared offers its
+  /// rows instead, and the owner adds them straight from its memory.
   rma,
 };
 
