@@ -30,11 +30,8 @@ namespace {
 
 /// Where one rank's input lives, as the other ranks need to know it.
 struct RegionDescriptor {
-  std::uint64_t offset = 0;
   std::uint64_t host = 0;
-  std::uint32_t shared = 0;
-  std::uint32_t handle_bytes = 0;
-  char handle[SegmentProvider::kMaxHandle] = {};  ///< how a peer maps the segment
+  SegmentReference segment;  ///< empty: the input is not in a shared segment
 };
 
 std::uint64_t host_identity() {
@@ -46,13 +43,7 @@ std::uint64_t host_identity() {
 RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
   RegionDescriptor descriptor;
   descriptor.host = host_identity();
-  if (auto location = comm.shared_memory().locate(data, bytes);
-      location && location->handle.size() <= SegmentProvider::kMaxHandle) {
-    std::memcpy(descriptor.handle, location->handle.data(), location->handle.size());
-    descriptor.handle_bytes = static_cast<std::uint32_t>(location->handle.size());
-    descriptor.offset = location->offset;
-    descriptor.shared = 1;
-  }
+  if (auto location = comm.shared_memory().locate(data, bytes)) descriptor.segment = SegmentReference::of(*location);
   return descriptor;
 }
 
@@ -77,7 +68,7 @@ class SingleCopySchedule {
     const auto timeout = comm.timeout();
     // A rank whose own input is not shared knows the outcome already: it tells the others and
     // starts the fallback at once, without waiting to hear from them.
-    const bool falls_back_anyway = (*descriptors)[comm.rank()].shared == 0;
+    const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
     return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, fallback_tag, timeout,
                                                    falls_back_anyway, copy = std::move(copy),
                                                    fallback = std::move(fallback)](int step) {
@@ -100,7 +91,7 @@ class SingleCopySchedule {
       if (falls_back_anyway) return works;
       bool all_shared = true;
       for (const auto& descriptor : *descriptors) {
-        all_shared = all_shared && descriptor.shared == 1 && descriptor.host == (*descriptors)[rank].host;
+        all_shared = all_shared && !descriptor.segment.empty() && descriptor.host == (*descriptors)[rank].host;
       }
       if (!all_shared) {
         if (auto state = fallback(fallback_tag)) works.emplace_back(std::move(state), timeout);
@@ -108,10 +99,9 @@ class SingleCopySchedule {
       }
       std::vector<const std::byte*> inputs;
       for (int peer = 0; peer < comm.size(); ++peer) {
-        const auto& descriptor = (*descriptors)[peer];
-        const std::string handle(descriptor.handle, descriptor.handle_bytes);
+        const auto location = (*descriptors)[peer].segment.location();
         inputs.push_back(peer == rank ? static_cast<const std::byte*>(input)
-                                      : comm.shared_memory().map_peer(handle) + descriptor.offset);
+                                      : comm.shared_memory().map_peer(location.handle) + location.offset);
       }
       copy(inputs);
       works.emplace_back(start_dissemination_barrier(comm, label, barrier_tag), timeout);

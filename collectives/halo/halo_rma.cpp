@@ -1,8 +1,5 @@
 #include "halo_rma.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "internal_p2p.hpp"
@@ -13,15 +10,12 @@ namespace {
 
 /// Where a sender may put one message (the receiver's step 1).
 struct Credit {
-  std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  std::uint32_t handle_bytes = 0;
-  std::uint32_t padding = 0;
-  char handle[SegmentProvider::kMaxHandle] = {};
+  SegmentReference where;
 };
 
-/// What a sender tells its receiver once the rows are there: nothing more (a put), or where to
-/// read them (`handle_bytes` > 0: offered rows).
+/// What a sender tells its receiver once the rows are there: nothing more (a put: `where` is
+/// empty), or where to read them (offered rows).
 using Notification = Credit;
 
 /// What one exchange keeps until it ends: the messages, the credits both ways, the
@@ -38,13 +32,6 @@ struct RmaExchange {
   RmaConsume consume;
 };
 
-/// `handle` and `offset` into a credit or notification.
-void describe_memory(Credit& into, const std::string& handle, std::size_t offset, std::size_t bytes) {
-  into.offset = offset;
-  into.bytes = bytes;
-  into.handle_bytes = static_cast<std::uint32_t>(handle.size());
-  std::memcpy(into.handle, handle.data(), handle.size());
-}
 
 std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
                                         OperationLabel label) {
@@ -52,7 +39,7 @@ std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exc
   for (std::size_t i = 0; i < exchange.in.size(); ++i) {
     const auto& message = exchange.in[i];
     auto& credit = exchange.given[i];
-    describe_memory(credit, message.handle, message.offset, message.bytes);
+    credit = {.bytes = message.bytes, .where = SegmentReference::of({message.handle, message.offset})};
     works.push_back(send_bytes(comm, &credit, sizeof credit, message.peer, first_tag + message.slot, label,
                                MemoryKind::host));
   }
@@ -70,16 +57,16 @@ std::vector<Work> put_messages(CommunicatorImpl& comm, const RmaExchange& exchan
     const auto& message = exchange.out[i];
     const auto& credit = exchange.received[i];
     if (!message.pull_handle.empty()) continue;  // offered: the receiver reads the rows itself
-    if (credit.bytes != message.bytes || credit.handle_bytes > SegmentProvider::kMaxHandle) {
+    if (credit.bytes != message.bytes) {
       throw Error(ErrorCode::size_mismatch,
                   fmt::format("peer {} takes a halo message of {} bytes where this rank puts {}: the ranks' plans "
                               "disagree",
                               message.peer, credit.bytes, message.bytes),
                   comm.context(label, message.peer));
     }
+    const auto target = credit.where.location();
     works.push_back(comm.make_work(comm.backend().put({message.source, message.bytes, DataType::u8, MemoryKind::host},
-                                                      message.peer, std::string(credit.handle, credit.handle_bytes),
-                                                      credit.offset, label)));
+                                                      message.peer, target.handle, target.offset, label)));
   }
   return works;
 }
@@ -88,7 +75,10 @@ std::vector<Work> notify(CommunicatorImpl& comm, RmaExchange& exchange, int firs
   std::vector<Work> works;
   for (std::size_t i = 0; i < exchange.out.size(); ++i) {
     const auto& message = exchange.out[i];
-    describe_memory(exchange.notifications[i], message.pull_handle, message.pull_offset, message.bytes);
+    exchange.notifications[i] = {.bytes = message.bytes,
+                                 .where = message.pull_handle.empty()
+                                              ? SegmentReference{}
+                                              : SegmentReference::of({message.pull_handle, message.pull_offset})};
     works.push_back(send_bytes(comm, &exchange.notifications[i], sizeof(Notification), message.peer,
                                first_tag + message.slot, label, MemoryKind::host));
   }
@@ -105,8 +95,8 @@ std::vector<Work> consume_and_release(CommunicatorImpl& comm, RmaExchange& excha
                                       OperationLabel label) {
   std::vector<RmaArrival> arrivals;
   for (const auto& notification : exchange.notified) {
-    const auto bytes = std::min<std::size_t>(notification.handle_bytes, SegmentProvider::kMaxHandle);
-    arrivals.push_back({bytes > 0, std::string(notification.handle, bytes), notification.offset});
+    const auto offered = notification.where.location();
+    arrivals.push_back({!notification.where.empty(), offered.handle, offered.offset});
   }
   exchange.consume(arrivals);
   std::vector<Work> works;

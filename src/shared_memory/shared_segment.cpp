@@ -1,5 +1,8 @@
 #include "shared_segment.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "meshcomm/shared_buffer.hpp"
 
 namespace meshcomm::detail {
@@ -27,6 +30,19 @@ std::optional<SegmentLocation> SharedMemoryRegistry::locate(const void* pointer,
   const auto offset = static_cast<std::size_t>(address - base);
   if (offset + bytes > segment.second) return std::nullopt;
   return SegmentLocation{segment.first, offset};
+}
+
+SegmentReference SegmentReference::of(const SegmentLocation& location) noexcept {
+  SegmentReference reference;
+  if (location.handle.size() > SegmentProvider::kMaxHandle) return reference;
+  reference.offset = location.offset;
+  reference.handle_bytes = static_cast<std::uint32_t>(location.handle.size());
+  std::memcpy(reference.handle, location.handle.data(), location.handle.size());
+  return reference;
+}
+
+SegmentLocation SegmentReference::location() const {
+  return {std::string(handle, std::min<std::size_t>(handle_bytes, SegmentProvider::kMaxHandle)), offset};
 }
 
 void SharedMemoryRegistry::forget(const std::byte* base) {

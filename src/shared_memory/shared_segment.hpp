@@ -63,6 +63,21 @@ struct SegmentLocation {
   std::size_t offset = 0;
 };
 
+/// A SegmentLocation as fixed-size plain data, for messages to peers (which receive exactly
+/// this many bytes). An empty reference (no handle) names no segment.
+struct SegmentReference {
+  std::uint64_t offset = 0;
+  std::uint32_t handle_bytes = 0;
+  std::uint32_t padding = 0;
+  char handle[SegmentProvider::kMaxHandle] = {};
+
+  /// `location`; empty where its handle is longer than kMaxHandle.
+  static SegmentReference of(const SegmentLocation& location) noexcept;
+  [[nodiscard]] bool empty() const noexcept { return handle_bytes == 0; }
+  /// The location it names (a length beyond kMaxHandle, from a corrupt message, is clipped).
+  [[nodiscard]] SegmentLocation location() const;
+};
+
 /// The shared segments of a family of communicators: the ones this process made (to find which
 /// segment a pointer is in) and the peers' ones it has mapped (through the provider).
 class SharedMemoryRegistry : public std::enable_shared_from_this<SharedMemoryRegistry> {

@@ -26,29 +26,16 @@ UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegme
       context_(context),
       timeout_(timeout) {}
 
-std::shared_ptr<WorkState> UcxBackend::operation(UcxOperation::Transfer transfer, int peer, int tag,
-                                                 std::size_t bytes, OperationLabel label, ucs_status_ptr_t request) {
-  const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  return std::make_shared<UcxOperation>(
-      UcxOperation::Description{.transfer = transfer, .peer = peer, .root_peer = root_peer, .tag = tag,
-                                .bytes = bytes, .site = call_site(label, peer)},
-      request, peers_, fatal_state());
-}
-
 std::shared_ptr<WorkState> UcxBackend::tag_send(const void* data, std::size_t bytes, int peer, int tag,
                                                 std::uint64_t lane, OperationLabel label) {
-  ucp_request_param_t param{};
-  auto request = ucp_tag_send_nbx(peers_->endpoint(root_ranks_[static_cast<std::size_t>(peer)]), data, bytes,
-                                  UcxTag::make(context_, lane, rank_, tag), &param);
-  return operation(UcxOperation::Transfer::send, peer, tag, bytes, label, request);
+  return start_tag_send(peers_, fatal_state(), data, bytes, root_ranks_[static_cast<std::size_t>(peer)],
+                        UcxTag::make(context_, lane, rank_, tag), call_site(label, peer), tag);
 }
 
 std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes, int peer, int tag,
                                                    std::uint64_t lane, OperationLabel label) {
-  ucp_request_param_t param{};
-  auto request = ucp_tag_recv_nbx(peers_->worker().worker(), data, bytes, UcxTag::make(context_, lane, peer, tag),
-                                  ~ucp_tag_t{0}, &param);
-  return operation(UcxOperation::Transfer::receive, peer, tag, bytes, label, request);
+  return start_tag_receive(peers_, fatal_state(), data, bytes, root_ranks_[static_cast<std::size_t>(peer)],
+                           UcxTag::make(context_, lane, peer, tag), call_site(label, peer), tag);
 }
 
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
@@ -93,7 +80,10 @@ std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, con
   if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // the flush below completes after it
   // The flush completes once every earlier operation on the endpoint is in place remotely.
   auto flushed = UCS_PTR_IS_ERR(put) ? put : ucp_ep_flush_nbx(endpoint, &param);
-  return operation(UcxOperation::Transfer::put, peer, -1, source.bytes(), label, flushed);
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.transfer = UcxOperation::Transfer::put, .peer = peer, .root_peer = root_peer,
+                                .tag = -1, .bytes = source.bytes(), .site = call_site(label, peer)},
+      flushed, peers_, fatal_state());
 }
 
 std::uint32_t UcxBackend::agree_on_context(std::uint64_t split_index) {

@@ -73,9 +73,6 @@ class UcxBackend final : public Backend {
                                  OperationLabel label) override;
 
  private:
-  /// The Work state of a request UCX returned for `transfer` with `peer`.
-  std::shared_ptr<WorkState> operation(UcxOperation::Transfer transfer, int peer, int tag, std::size_t bytes,
-                                       OperationLabel label, ucs_status_ptr_t request);
   /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag).
   std::shared_ptr<WorkState> tag_send(const void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
                                       OperationLabel label);

@@ -146,4 +146,26 @@ void UcxOperation::wait_until(Clock::time_point deadline) {
   std::rethrow_exception(error_);
 }
 
+std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers,
+                                          const std::shared_ptr<FatalState>& fatal, const void* data, std::size_t bytes,
+                                          int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag) {
+  ucp_request_param_t param{};
+  auto request = ucp_tag_send_nbx(peers->endpoint(root_peer), data, bytes, tag, &param);
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.transfer = UcxOperation::Transfer::send, .peer = site.peer, .root_peer = root_peer,
+                                .tag = user_tag, .bytes = bytes, .site = site},
+      request, peers, fatal);
+}
+
+std::shared_ptr<WorkState> start_tag_receive(const std::shared_ptr<UcxPeers>& peers,
+                                             const std::shared_ptr<FatalState>& fatal, void* data, std::size_t bytes,
+                                             int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag) {
+  ucp_request_param_t param{};
+  auto request = ucp_tag_recv_nbx(peers->worker().worker(), data, bytes, tag, ~ucp_tag_t{0}, &param);
+  return std::make_shared<UcxOperation>(
+      UcxOperation::Description{.transfer = UcxOperation::Transfer::receive, .peer = site.peer,
+                                .root_peer = root_peer, .tag = user_tag, .bytes = bytes, .site = site},
+      request, peers, fatal);
+}
+
 }  // namespace meshcomm::detail

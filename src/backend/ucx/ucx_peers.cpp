@@ -45,10 +45,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     processes_.push_back(other.identity.process);
   }
   const auto& self = identities[static_cast<std::size_t>(bootstrap.rank())];
-  for (const auto& other : identities) {
-    same_host_.push_back(other.process.host != 0 && other.process.host == self.process.host &&
-                         other.process.pid_namespace == self.process.pid_namespace && other.user == self.user);
-  }
+  for (const auto& other : identities) same_host_.push_back(same_host_and_user(other, self));
   // Collective too (probes, then one agreement), and before any endpoint exists to leak if it throws.
   single_copy_ = single_copy_plan(bootstrap, identities, bootstrap.rank());
   context = static_cast<std::uint32_t>(agreed);

@@ -76,21 +76,6 @@ std::size_t single_copy_threshold() {
   return static_cast<std::size_t>(value << shift);
 }
 
-/// A tagged send or receive of a small control message, as a UcxOperation.
-std::shared_ptr<WorkState> control_message(const std::shared_ptr<UcxPeers>& peers,
-                                           const std::shared_ptr<FatalState>& fatal, bool send, void* data,
-                                           std::size_t bytes, int root_peer, std::uint64_t tag, const CallSite& site,
-                                           int user_tag) {
-  ucp_request_param_t param{};
-  auto request = send ? ucp_tag_send_nbx(peers->endpoint(root_peer), data, bytes, tag, &param)
-                      : ucp_tag_recv_nbx(peers->worker().worker(), data, bytes, tag, ~ucp_tag_t{0}, &param);
-  return std::make_shared<UcxOperation>(
-      UcxOperation::Description{.transfer = send ? UcxOperation::Transfer::send : UcxOperation::Transfer::receive,
-                                .peer = site.peer, .root_peer = root_peer, .tag = user_tag, .bytes = bytes,
-                                .site = site},
-      request, peers, fatal);
-}
-
 /// The timeout of a single-copy message: the hint covers the one way both sides can disagree
 /// silently (sizes on either side of the single-copy threshold go different ways).
 Error timed_out(const CallSite& site, int tag, bool send, std::size_t bytes, Clock::time_point started,
@@ -112,10 +97,9 @@ class SingleCopySend final : public WorkState {
                  const CallSite& site, int tag)
       : fatal_(fatal), site_(site), tag_(tag), bytes_(bytes) {
     descriptor_ = {.address = reinterpret_cast<std::uint64_t>(data), .bytes = bytes};
-    acknowledged_ = control_message(peers, fatal, false, &acknowledgement_, sizeof acknowledgement_, root_peer,
-                                    ack_tag, site, tag);
-    announced_ = control_message(peers, fatal, true, &descriptor_, sizeof descriptor_, root_peer, descriptor_tag,
-                                 site, tag);
+    acknowledged_ = start_tag_receive(peers, fatal, &acknowledgement_, sizeof acknowledgement_, root_peer, ack_tag,
+                                      site, tag);
+    announced_ = start_tag_send(peers, fatal, &descriptor_, sizeof descriptor_, root_peer, descriptor_tag, site, tag);
   }
 
   bool test() override {
@@ -334,6 +318,11 @@ class SingleCopyReceive final : public WorkState {
 
 }  // namespace
 
+bool same_host_and_user(const SingleCopyIdentity& a, const SingleCopyIdentity& b) noexcept {
+  return a.process.host != 0 && a.process.host == b.process.host &&
+         a.process.pid_namespace == b.process.pid_namespace && a.user == b.user;
+}
+
 SingleCopyIdentity single_copy_identity() {
   // Yama's ptrace_scope 1 lets a process read only its descendants' memory unless they allow it.
   (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -352,10 +341,7 @@ SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCo
                   {.backend = "ucx", .operation = "create", .rank = self, .peer = static_cast<int>(rank)});
     }
   }
-  auto same_host = [&](const SingleCopyIdentity& other) {
-    return other.process.host != 0 && other.process.host == mine.process.host &&
-           other.process.pid_namespace == mine.process.pid_namespace && other.user == mine.user;
-  };
+  auto same_host = [&](const SingleCopyIdentity& other) { return same_host_and_user(other, mine); };
   char could_read_all = single_copy_allowed() ? 1 : 0;
   for (std::size_t rank = 0; could_read_all != 0 && rank < identities.size(); ++rank) {
     const auto& other = identities[rank];

@@ -38,6 +38,10 @@ struct SingleCopyPlan {
   std::size_t threshold = kSingleCopyBytes;
 };
 
+/// Whether two ranks run on one host, in one pid namespace, as one user: each can map the
+/// other's UCX memory, and may read the other's.
+bool same_host_and_user(const SingleCopyIdentity& a, const SingleCopyIdentity& b) noexcept;
+
 /// This process's identity; allows same-user processes to read its memory where the kernel's
 /// Yama policy would otherwise keep them out (as Open MPI does).
 SingleCopyIdentity single_copy_identity();
