@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,11 +15,21 @@ namespace meshcomm {
 /// Setup-time exchange among the ranks that will form a communicator.
 ///
 /// A bootstrap moves small byte strings once, while communicators are created; it is never on
-/// a data path. Implementations: `InProcessBootstrap` (ranks as threads of one process) and
-/// `MpiBootstrap` (mpi_bootstrap.hpp).
+/// a data path. Implementations: `InProcessBootstrap` (ranks as threads of one process),
+/// `MpiBootstrap` (mpi_bootstrap.hpp), `EnvBootstrap` (torchrun's environment), `PmixBootstrap`
+/// (srun, prterun, mpirun without MPI) and `CallerBootstrap` (a framework's own exchange); or
+/// derive from it. `from_environment()` picks one from what the launcher set.
 class MESHCOMM_API Bootstrap {
  public:
   virtual ~Bootstrap();
+
+  /// The bootstrap this process's launcher calls for, with exchanges bounded by `timeout` (zero:
+  /// `MESHCOMM_TIMEOUT`, else 300 s). `MESHCOMM_BOOTSTRAP` = env | pmix | auto (the default)
+  /// chooses; auto takes `EnvBootstrap` where `RANK` and `WORLD_SIZE` are set (torchrun,
+  /// accelerate launch), else `PmixBootstrap` where a PMIx server started the process
+  /// (`PMIX_RANK` set: srun --mpi=pmix, prterun, mpirun). Its `description()` says which it took
+  /// and why. Throws Error(invalid_argument) naming the variables it looked for when none is set.
+  static std::unique_ptr<Bootstrap> from_environment(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
 
   /// This rank, in [0, size()).
   [[nodiscard]] virtual int rank() const noexcept = 0;
@@ -26,6 +37,8 @@ class MESHCOMM_API Bootstrap {
   [[nodiscard]] virtual int size() const noexcept = 0;
   /// Short name of the launcher behind it: "inproc", "mpi", ...
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  /// One line: the name, this rank and the size, and where the ranks meet.
+  [[nodiscard]] virtual std::string description() const;
 
   /// Gathers `mine` from every rank, in rank order; every rank must pass the same number of
   /// bytes. Throws `Error` (timeout naming the missing ranks, or size_mismatch).

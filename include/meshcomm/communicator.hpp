@@ -25,7 +25,7 @@ class CommunicatorImpl;
 
 /// The engine a communicator moves bytes with.
 enum class BackendKind : std::uint8_t {
-  automatic,  ///< chosen from the bootstrap: inproc for InProcessBootstrap, mpi for MpiBootstrap
+  automatic,  ///< chosen from the bootstrap: inproc for InProcessBootstrap, mpi for MpiBootstrap, else ucx
   inproc,     ///< ranks as threads of one process
   mpi,        ///< Open MPI point-to-point (and its collectives as `native`)
   ucx,        ///< UCX tag matching and RMA

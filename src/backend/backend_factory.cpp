@@ -29,11 +29,16 @@ Error unavailable(BackendKind kind, std::string_view why) {
                {.backend = std::string(to_string(kind)), .operation = "Communicator::create"});
 }
 
+/// inproc for threads, mpi for an MpiBootstrap, ucx (where built) for processes met any other way.
 BackendKind backend_for(const Bootstrap& bootstrap) {
   if (bootstrap.name() == "inproc") return BackendKind::inproc;
   if (bootstrap.name() == "mpi") return BackendKind::mpi;
-  throw Error(ErrorCode::invalid_argument,
-              fmt::format("no default backend for a '{}' bootstrap; set CommOptions::backend", bootstrap.name()),
+  if (MESHCOMM_HAVE_UCX) return BackendKind::ucx;
+  throw Error(ErrorCode::unsupported,
+              fmt::format("no backend for a '{}' bootstrap in this build: its processes talk through the ucx backend "
+                          "(configure where libucx-dev is found, MESHCOMM_WITH_UCX=ON), or start the job with mpirun "
+                          "and an MpiBootstrap",
+                          bootstrap.name()),
               {.operation = "Communicator::create"});
 }
 

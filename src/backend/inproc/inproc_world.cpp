@@ -92,7 +92,6 @@ InProcessWorld::InProcessWorld(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 InProcessWorld::~InProcessWorld() = default;
 int InProcessWorld::size() const noexcept { return impl_->size(); }
 
-Bootstrap::~Bootstrap() = default;
 
 InProcessBootstrap::InProcessBootstrap(std::shared_ptr<InProcessWorld> world, int rank)
     : world_(std::move(world)), rank_(rank) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "../../bootstrap/arrivals.hpp"
+
 namespace meshcomm::detail {
 
 /// How long a rank whose step timed out waits for the others' arrival keys.
@@ -35,10 +37,5 @@ class MpiArrivals {
   std::vector<int> world_ranks_;  ///< of `comm`'s ranks, in its order
   int rank_ = 0;
 };
-
-/// "ranks 2, 3 never arrived at this step" / "every rank arrived, but not within one timeout of the others:
-/// some gave up before the last came" / "some rank of the communicator has not joined it"
-/// (nothing known).
-std::string describe_arrivals(const std::optional<std::vector<int>>& missing);
 
 }  // namespace meshcomm::detail
