@@ -13,24 +13,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 started=$(date +%s)
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+here=$(dirname "$0")
 
 case $launch in
-  env | caller)
-    master_port=$(free_port)
-    extra=()
-    [[ $launch == caller ]] && extra=(--caller "$work")
-    pids=()
-    for ((rank = 0; rank < np; ++rank)); do
-      RANK=$rank WORLD_SIZE=$np LOCAL_RANK=$rank LOCAL_WORLD_SIZE=$np MASTER_ADDR=127.0.0.1 \
-        MASTER_PORT=$master_port MESHCOMM_BOOTSTRAP=env \
-        "$probe" "${extra[@]}" --absent "$absent" >"$work/out.$rank" 2>&1 &
-      pids+=($!)
-    done
-    for pid in "${pids[@]}"; do wait "$pid"; done
-    output=$(cat "$work"/out.*)
+  env)
+    output=$(MESHCOMM_BOOTSTRAP=env bash "$here/launch_env.sh" "$np" "$probe" --absent "$absent")
+    ;;
+  caller)
+    output=$(bash "$here/launch_env.sh" "$np" "$probe" --caller "$work" --absent "$absent")
     ;;
   pmix)
     output=$(MESHCOMM_BOOTSTRAP=pmix mpirun --oversubscribe -np "$np" "$probe" --absent "$absent" 2>&1)
