@@ -11,6 +11,10 @@
  * with meshcommInvalidArgument, and a program compiled against an older meshcomm.h keeps working
  * with a newer library (the fields it does not know take their defaults).
  *
+ * Every function that takes a handle returns meshcommInvalidArgument for a NULL handle, a handle
+ * of another kind or one already destroyed (where that can be told), and a NULL output pointer;
+ * the errors listed with each function are those beyond these.
+ *
  * Buffers are host memory unless a meshcommCallOptions_t says otherwise. Counts are in elements
  * of the given data type. Operations return a work handle: test or wait on it, then free it
  * (freeing does not cancel: the buffers must stay valid until the operation completes).
@@ -393,15 +397,22 @@ typedef struct {
 MESHCOMM_C_API meshcommResult_t meshcommHaloPlanCreate(meshcommComm_t comm, const meshcommHaloSpec_t* spec,
                                                        meshcommHaloPlan_t* plan);
 
-/** Rows of the extended buffer and the index of the first own row. Outputs may be NULL. */
+/** Rows of the extended buffer and the index of the first own row. Outputs may be NULL. Local. */
 MESHCOMM_C_API meshcommResult_t meshcommHaloPlanRows(meshcommHaloPlan_t plan, size_t* extended_rows,
                                                      size_t* own_first_row);
 
-/** Forward: fills the halo rows of `extended` from their owners. `stream`: CUDA memory only. */
+/**
+ * Forward: fills the halo rows of `extended` (extended_rows rows) from their owners. `stream`
+ * orders CUDA memory only. Errors: meshcommInvalidArgument (NULL buffer), meshcommAborted; through
+ * the work: meshcommTimeout naming the neighbour not heard from, meshcommPeerFailure.
+ */
 MESHCOMM_C_API meshcommResult_t meshcommHaloStart(meshcommHaloPlan_t plan, void* extended, void* stream,
                                                   meshcommWork_t* work);
 
-/** Adjoint: adds the halo rows of `extended_gradient` into the rows they came from. */
+/**
+ * Adjoint (the transpose of the forward): adds the halo rows of `extended_gradient` into the rows
+ * they came from, on their owners; halo rows are left as they were. Errors: as meshcommHaloStart.
+ */
 MESHCOMM_C_API meshcommResult_t meshcommHaloStartAdjoint(meshcommHaloPlan_t plan, void* extended_gradient,
                                                          void* stream, meshcommWork_t* work);
 
@@ -434,10 +445,14 @@ MESHCOMM_C_API meshcommResult_t meshcommRingCreate(meshcommComm_t comm, const me
 /** The block to compute on (valid until the next advance) and its size. */
 MESHCOMM_C_API meshcommResult_t meshcommRingCurrent(meshcommRing_t ring, void** block, size_t* bytes);
 
-/** Starts sending the current block on and receiving the next. Errors: a transfer still in flight. */
+/**
+ * Starts sending the current block on and receiving the next; every rank calls it equally often.
+ * Errors: meshcommInvalidArgument (a transfer still in flight), meshcommAborted (after a failed
+ * transfer: destroy the ring); through the work: meshcommTimeout naming the neighbour.
+ */
 MESHCOMM_C_API meshcommResult_t meshcommRingStart(meshcommRing_t ring, void* stream, meshcommWork_t* work);
 
-/** The received block becomes current (rethrows a failed transfer's error). */
+/** The received block becomes current. Errors: the failed transfer's own, meshcommAborted. */
 MESHCOMM_C_API meshcommResult_t meshcommRingAdvance(meshcommRing_t ring, void* stream);
 
 /** The ranks this one sends to and receives from. Outputs may be NULL. */

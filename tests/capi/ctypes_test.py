@@ -58,6 +58,11 @@ def load(path):
     lib.meshcommCommSize.argtypes = [handle, ctypes.POINTER(ctypes.c_int)]
     lib.meshcommAllGather.argtypes = [handle, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                                       ctypes.c_void_p, ctypes.POINTER(handle)]
+    lib.meshcommCommSplit.argtypes = [handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(handle)]
+    lib.meshcommIsend.argtypes = [handle, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_void_p, ctypes.POINTER(handle)]
+    lib.meshcommIrecv.argtypes = lib.meshcommIsend.argtypes
+    lib.meshcommWorkTest.argtypes = [handle, ctypes.POINTER(ctypes.c_int)]
     lib.meshcommWorkWait.argtypes = [handle, ctypes.c_int64]
     lib.meshcommWorkFree.argtypes = [handle]
     lib.meshcommHaloPlanCreate.argtypes = [handle, ctypes.POINTER(HaloSpec), ctypes.POINTER(handle)]
@@ -115,6 +120,27 @@ def main():
     check.wait(work)
     assert list(gathered) == [r * 10.0 + k for r in range(size) for k in range(3)], list(gathered)
 
+    # A ring of messages: each rank sends to the next and receives from the previous.
+    send = (ctypes.c_int32 * 4)(*(rank * 4 + k for k in range(4)))
+    received = (ctypes.c_int32 * 4)()
+    receive_work, send_work = ctypes.c_void_p(), ctypes.c_void_p()
+    check("meshcommIrecv", comm, received, 4, INT32, (rank - 1) % size, 7, None, ctypes.byref(receive_work))
+    check("meshcommIsend", comm, send, 4, INT32, (rank + 1) % size, 7, None, ctypes.byref(send_work))
+    done = ctypes.c_int(0)
+    check("meshcommWorkTest", receive_work, ctypes.byref(done))
+    check.wait(receive_work)
+    check.wait(send_work)
+    previous = (rank - 1) % size
+    assert list(received) == [previous * 4 + k for k in range(4)], list(received)
+
+    # A split by rank parity: on two ranks, a communicator of one each.
+    half = ctypes.c_void_p()
+    check("meshcommCommSplit", comm, rank % 2, rank, ctypes.byref(half))
+    half_size = ctypes.c_int()
+    check("meshcommCommSize", half, ctypes.byref(half_size))
+    assert half_size.value == (size - rank % 2 + 1) // 2, half_size.value
+    check("meshcommCommDestroy", half)
+
     # A wrong element type is refused, naming it; the communicator stays usable.
     result = lib.meshcommAllGather(comm, mine, gathered, 3, 42, None, ctypes.byref(work))
     message = lib.meshcommGetLastError(comm).decode()
@@ -162,7 +188,7 @@ def main():
     check("meshcommCommDestroy", comm)
     check.comm = None
     check("meshcommBootstrapDestroy", bootstrap)
-    print(f"rank {rank}: ctypes ok: all_gather and halo (forward, adjoint) exact on {size} ranks")
+    print(f"rank {rank}: ctypes ok: isend/irecv, split, all_gather and halo (forward, adjoint) exact on {size} ranks")
 
 
 if __name__ == "__main__":
