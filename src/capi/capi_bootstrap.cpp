@@ -75,12 +75,8 @@ meshcommResult_t meshcommBootstrapFromOob(const meshcommOob_t* oob, meshcommBoot
   return guarded(nullptr, [&] {
     const char* function = "meshcommBootstrapFromOob";
     auto& result = output(bootstrap, "bootstrap", function);
-    if (oob == nullptr) {
-      throw meshcomm::Error(meshcomm::ErrorCode::invalid_argument, fmt::format("{}: oob is NULL", function),
-                            {.operation = function});
-    }
     const meshcommOob_t defaults = MESHCOMM_OOB_INITIALIZER;
-    const auto exchange = from_oob(read_config(oob, defaults, "oob", "MESHCOMM_OOB_INITIALIZER", function));
+    const auto exchange = from_oob(read_required_config(oob, defaults, "oob", "MESHCOMM_OOB_INITIALIZER", function));
     result = wrap_bootstrap(std::make_unique<meshcomm::CallerBootstrap>(exchange));
   });
 }
@@ -95,11 +91,8 @@ meshcommResult_t meshcommBootstrapInfo(meshcommBootstrap_t bootstrap, int* rank,
 }
 
 meshcommResult_t meshcommBootstrapDestroy(meshcommBootstrap_t bootstrap) {
-  return guarded(nullptr, [&] {
-    if (bootstrap == nullptr) return;
-    checked(bootstrap, HandleMagic::bootstrap, "bootstrap", "meshcommBootstrapDestroy").magic = HandleMagic::dead;
-    delete bootstrap;
-  });
+  return guarded(nullptr,
+                 [&] { destroy_handle(bootstrap, HandleMagic::bootstrap, "bootstrap", "meshcommBootstrapDestroy"); });
 }
 
 }  // extern "C"

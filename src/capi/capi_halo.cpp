@@ -12,14 +12,8 @@ meshcommResult_t meshcommHaloPlanCreate(meshcommComm_t comm, const meshcommHaloS
     const char* function = "meshcommHaloPlanCreate";
     auto& result = output(plan, "plan", function);
     auto& handle = checked(comm, HandleMagic::comm, "comm", function);
-    if (spec == nullptr) {
-      throw meshcomm::Error(meshcomm::ErrorCode::invalid_argument,
-                            fmt::format("{}: spec is NULL; fill a meshcommHaloSpec_t with MESHCOMM_HALO_SPEC_INITIALIZER",
-                                        function),
-                            {.operation = function});
-    }
     const meshcommHaloSpec_t defaults = MESHCOMM_HALO_SPEC_INITIALIZER;
-    const auto given = read_config(spec, defaults, "spec", "MESHCOMM_HALO_SPEC_INITIALIZER", function);
+    const auto given = read_required_config(spec, defaults, "spec", "MESHCOMM_HALO_SPEC_INITIALIZER", function);
     if (given.shard_rows == nullptr) {
       throw meshcomm::Error(meshcomm::ErrorCode::invalid_argument,
                             fmt::format("{}: spec.shard_rows is NULL; give the rows of every rank's shard ({} entries)",
@@ -36,15 +30,15 @@ meshcommResult_t meshcommHaloPlanCreate(meshcommComm_t comm, const meshcommHaloS
         .periodic = given.periodic != 0,
         .strategy = checked_enum<meshcomm::HaloStrategy>(given.strategy, meshcommHaloRma + 1, "spec.strategy", function),
         .memory = memory_kind(given.memory, function)};
-    result = new meshcommHaloPlan{.plan = meshcomm::HaloPlan::create(*handle.comm, halo), .last_error = handle.last_error};
+    result = new meshcommHaloPlan(meshcomm::HaloPlan::create(*handle.comm, halo), handle.last_error);
   });
 }
 
 meshcommResult_t meshcommHaloPlanRows(meshcommHaloPlan_t plan, size_t* extended_rows, size_t* own_first_row) {
   return guarded(slot_of(plan, HandleMagic::halo), [&] {
     auto& handle = checked(plan, HandleMagic::halo, "plan", "meshcommHaloPlanRows");
-    if (extended_rows != nullptr) *extended_rows = handle.plan.extended_rows();
-    if (own_first_row != nullptr) *own_first_row = handle.plan.own_first_row();
+    if (extended_rows != nullptr) *extended_rows = handle.object.extended_rows();
+    if (own_first_row != nullptr) *own_first_row = handle.object.own_first_row();
   });
 }
 
@@ -52,7 +46,7 @@ meshcommResult_t meshcommHaloStart(meshcommHaloPlan_t plan, void* extended, void
   return guarded(slot_of(plan, HandleMagic::halo), [&] {
     auto& result = output(work, "work", "meshcommHaloStart");
     auto& handle = checked(plan, HandleMagic::halo, "plan", "meshcommHaloStart");
-    result = wrap_work(handle.plan.start(extended, meshcomm::StreamRef(stream)), handle.last_error);
+    result = wrap_work(handle.object.start(extended, meshcomm::StreamRef(stream)), handle.last_error);
   });
 }
 
@@ -61,16 +55,13 @@ meshcommResult_t meshcommHaloStartAdjoint(meshcommHaloPlan_t plan, void* extende
   return guarded(slot_of(plan, HandleMagic::halo), [&] {
     auto& result = output(work, "work", "meshcommHaloStartAdjoint");
     auto& handle = checked(plan, HandleMagic::halo, "plan", "meshcommHaloStartAdjoint");
-    result = wrap_work(handle.plan.start_adjoint(extended_gradient, meshcomm::StreamRef(stream)), handle.last_error);
+    result = wrap_work(handle.object.start_adjoint(extended_gradient, meshcomm::StreamRef(stream)), handle.last_error);
   });
 }
 
 meshcommResult_t meshcommHaloPlanDestroy(meshcommHaloPlan_t plan) {
-  return guarded(slot_of(plan, HandleMagic::halo), [&] {
-    if (plan == nullptr) return;
-    checked(plan, HandleMagic::halo, "plan", "meshcommHaloPlanDestroy").magic = HandleMagic::dead;
-    delete plan;
-  });
+  return guarded(slot_of(plan, HandleMagic::halo),
+                 [&] { destroy_handle(plan, HandleMagic::halo, "plan", "meshcommHaloPlanDestroy"); });
 }
 
 }  // extern "C"

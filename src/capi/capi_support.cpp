@@ -19,12 +19,7 @@ MemoryKind memory_kind(meshcommMemory_t memory, const char* function) {
   return checked_enum<MemoryKind>(memory, static_cast<int>(meshcommMemoryCuda) + 1, "memory", function);
 }
 
-meshcommWork_t wrap_work(Work work, const std::shared_ptr<LastError>& slot) {
-  auto* handle = new meshcommWork;
-  handle->work = std::move(work);
-  handle->last_error = slot;
-  return handle;
-}
+meshcommWork_t wrap_work(Work work, const std::shared_ptr<LastError>& slot) { return new meshcommWork(std::move(work), slot); }
 
 }  // namespace meshcomm::capi
 

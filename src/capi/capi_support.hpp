@@ -55,10 +55,21 @@ struct meshcommComm {
   std::map<void*, meshcomm::SharedBuffer> memory;  ///< from meshcommMemAlloc
 };
 
-struct meshcommWork {
-  meshcomm::capi::HandleMagic magic = meshcomm::capi::HandleMagic::work;
-  meshcomm::Work work;
-  std::shared_ptr<meshcomm::capi::LastError> last_error;
+namespace meshcomm::capi {
+
+/// A handle that holds one object of the library and reports into its communicator's slot.
+template <class Object, HandleMagic kMagic>
+struct ObjectHandle {
+  ObjectHandle(Object made, std::shared_ptr<LastError> slot) : object(std::move(made)), last_error(std::move(slot)) {}
+  HandleMagic magic = kMagic;
+  Object object;
+  std::shared_ptr<LastError> last_error;
+};
+
+}  // namespace meshcomm::capi
+
+struct meshcommWork : meshcomm::capi::ObjectHandle<meshcomm::Work, meshcomm::capi::HandleMagic::work> {
+  using ObjectHandle::ObjectHandle;
 };
 
 struct meshcommMesh {
@@ -68,16 +79,12 @@ struct meshcommMesh {
   std::map<std::string, std::unique_ptr<meshcommComm>> comms;  ///< by axis list, as asked
 };
 
-struct meshcommHaloPlan {
-  meshcomm::capi::HandleMagic magic = meshcomm::capi::HandleMagic::halo;
-  meshcomm::HaloPlan plan;
-  std::shared_ptr<meshcomm::capi::LastError> last_error;
+struct meshcommHaloPlan : meshcomm::capi::ObjectHandle<meshcomm::HaloPlan, meshcomm::capi::HandleMagic::halo> {
+  using ObjectHandle::ObjectHandle;
 };
 
-struct meshcommRing {
-  meshcomm::capi::HandleMagic magic = meshcomm::capi::HandleMagic::ring;
-  meshcomm::RingPipeline ring;
-  std::shared_ptr<meshcomm::capi::LastError> last_error;
+struct meshcommRing : meshcomm::capi::ObjectHandle<meshcomm::RingPipeline, meshcomm::capi::HandleMagic::ring> {
+  using ObjectHandle::ObjectHandle;
 };
 
 namespace meshcomm::capi {
@@ -164,6 +171,26 @@ Config read_config(const Config* given, const Config& defaults, const char* argu
   Config config = defaults;
   std::memcpy(static_cast<void*>(&config), static_cast<const void*>(given), given->size);
   return config;
+}
+
+/// As read_config, for a config the call cannot do without: NULL is refused, naming `initializer`.
+template <class Config>
+Config read_required_config(const Config* given, const Config& defaults, const char* argument,
+                            const char* initializer, const char* function) {
+  if (given == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: {} is NULL; fill one with {}", function, argument, initializer),
+                {.operation = function});
+  }
+  return read_config(given, defaults, argument, initializer, function);
+}
+
+/// Destroys a live handle (NULL: nothing), marking it dead first so a later use is told apart.
+template <class Handle>
+void destroy_handle(Handle* handle, HandleMagic magic, const char* argument, const char* function) {
+  if (handle == nullptr) return;
+  checked(handle, magic, argument, function).magic = HandleMagic::dead;
+  delete handle;
 }
 
 /// An enum value from the C ABI, checked to be in [0, count).
