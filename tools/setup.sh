@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin libhwloc-dev libucx-dev ucx-utils libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev gnuplot-nox
+  python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

@@ -13,7 +13,7 @@ source_dir=$1
 build_dir=$2/sanitized-host-build
 cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
       -DMESHCOMM_WARNINGS_AS_ERRORS=ON -DMESHCOMM_WITH_CUDA=OFF -DMESHCOMM_SANITIZERS=address,undefined \
-      -DMESHCOMM_BUILD_EXAMPLES=OFF -DMESHCOMM_BUILD_PERFTESTS=OFF > /dev/null
+      -DMESHCOMM_BUILD_EXAMPLES=OFF -DMESHCOMM_BUILD_PERFTESTS=OFF -DMESHCOMM_BUILD_PYTHON=OFF > /dev/null
 cmake --build "$build_dir" --parallel "$(nproc)" > "$build_dir.log" 2>&1 || { tail -40 "$build_dir.log"; exit 1; }
 grep -q "MESHCOMM_HAVE_CUDA 0" "$build_dir/generated/include/meshcomm/config.hpp"
 echo "meshcomm builds without CUDA"

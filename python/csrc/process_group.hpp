@@ -1,0 +1,90 @@
+#pragma once
+
+// The torch.distributed backend "meshcomm": a c10d::ProcessGroup that owns a meshcomm
+// Communicator made through the group's store. Calls are checked and their buffers taken at once
+// (a wrong call fails where it is made); a worker thread then starts them in call order and
+// polls every started one, so the communicator is driven by one thread as meshcomm requires, a
+// receive never holds back a later send, and each call's Work and future complete as soon as
+// its operation does (or fails, at the communicator's timeout, with meshcomm's message).
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "meshcomm/communicator.hpp"
+#include "store_bootstrap.hpp"
+#include "torch_work.hpp"
+
+namespace meshcomm::torch_plugin {
+
+class ProcessGroupMeshcomm final : public c10d::ProcessGroup {
+ public:
+  /// Collective over the group: creates its communicator (ucx backend) through `store`; every
+  /// wait of its calls is bounded by `timeout`.
+  ProcessGroupMeshcomm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                       std::chrono::milliseconds timeout);
+  ~ProcessGroupMeshcomm() override;
+
+  const std::string getBackendName() const override { return "meshcomm"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int destination, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int source, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  /// The communicator, for meshcomm's own ops keyed by this group (halo exchange).
+  [[nodiscard]] Communicator& communicator() noexcept { return *comm_; }
+
+  /// Starts a meshcomm operation on the communicator (on the worker thread).
+  using Start = std::function<Work(Communicator&)>;
+  /// Runs on the worker once the operation completed (copies results out).
+  using Finish = std::function<void()>;
+
+  /// Queues `start` behind every earlier call; the Work completes once its operation has, and
+  /// `finish` ran.
+  c10::intrusive_ptr<TorchWork> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Start start,
+                                        Finish finish = {});
+
+ private:
+  /// A call that was queued, and once started, its operation.
+  struct Call {
+    c10::intrusive_ptr<TorchWork> work;
+    Start start;
+    Finish finish;
+    Work operation;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  void serve();
+  /// Tests `call`'s operation; true once the call is over (completed or failed).
+  bool poll(Call& call);
+
+  std::unique_ptr<StoreBootstrap> bootstrap_;
+  std::unique_ptr<Communicator> comm_;
+  std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<Call> queue_;
+  std::chrono::milliseconds timeout_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace meshcomm::torch_plugin

@@ -1,0 +1,35 @@
+#pragma once
+
+// The c10d::Work of one call on the meshcomm backend: completed by the group's worker thread,
+// with a future that completes at the same moment (DDP chains its gradient hooks on it).
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace meshcomm::torch_plugin {
+
+class TorchWork final : public c10d::Work {
+ public:
+  /// A pending call of `type` on `rank` whose results are `outputs`.
+  TorchWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+
+  /// Blocks until the call completed or `timeout` (zero: no bound beyond the call's own, which
+  /// is the communicator's) passed; rethrows meshcomm's error of a failed call.
+  bool wait(std::chrono::milliseconds timeout) override;
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+  /// Called by the worker once the call finished (`error` null) or failed.
+  void complete(std::exception_ptr error);
+
+ private:
+  c10d::OpType type_;
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+}  // namespace meshcomm::torch_plugin

@@ -1,0 +1,1 @@
+"""meshcomm for Python: ``import meshcomm.torch`` registers the torch.distributed backend "meshcomm"."""

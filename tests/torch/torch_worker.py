@@ -1,0 +1,221 @@
+"""One process of the torch plugin's tests: ``torch_worker.py CASE``, started by test_torch_backend.py
+with torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Each case checks meshcomm's
+results against gloo's on the same tensors (or against an independent computation where gloo lacks
+the call), exactly, and prints "rank R: CASE ok" at the end."""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+
+import meshcomm.torch as mt
+
+TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("WORKER_TIMEOUT", "60")))
+
+
+def values(shape, dtype, rank, salt=0):
+    """Small integers, distinct per rank and position: every sum and product below is exact."""
+    count = 1
+    for size in shape:
+        count *= size
+    base = (torch.arange(count, dtype=torch.int64) * 7 + rank * 3 + salt) % 5 + 1
+    return base.reshape(shape).to(dtype)
+
+
+def same(a, b, what):
+    if a.dtype != b.dtype or a.shape != b.shape or not torch.equal(a, b):
+        raise AssertionError(f"{what}: meshcomm gave {a.tolist()}, expected {b.tolist()}")
+
+
+def case_collectives(rank, size):
+    gloo = dist.new_group(backend="gloo")
+    for dtype in (torch.float32, torch.float64, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.uint8):
+        exact_in_gloo = dtype in (torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8)
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX):
+            mine = values((5, 3), dtype, rank)
+            reference = mine.clone() if exact_in_gloo else mine.double()
+            dist.all_reduce(mine, op=op)
+            dist.all_reduce(reference, op=op, group=gloo)
+            same(mine, reference.to(dtype), f"all_reduce {op} {dtype}")
+        # all_gather_into_tensor (torch 1.13: _all_gather_base) and the list form.
+        shard = values((4,), dtype, rank)
+        gathered = torch.empty(4 * size, dtype=dtype)
+        dist._all_gather_base(gathered, shard)
+        expected = torch.cat([values((4,), dtype, other) for other in range(size)])
+        same(gathered, expected, f"_all_gather_base {dtype}")
+        pieces = [torch.empty(4, dtype=dtype) for _ in range(size)]
+        dist.all_gather(pieces, shard)
+        same(torch.cat(pieces), expected, f"all_gather {dtype}")
+        # reduce_scatter_tensor (_reduce_scatter_base) and the list form, against gloo's all_reduce.
+        full = values((size * 3,), dtype, rank, salt=1)
+        total = full.clone() if exact_in_gloo else full.double()
+        dist.all_reduce(total, group=gloo)
+        block = torch.empty(3, dtype=dtype)
+        dist._reduce_scatter_base(block, full)
+        same(block, total[rank * 3:(rank + 1) * 3].to(dtype), f"_reduce_scatter_base {dtype}")
+        block = torch.empty(3, dtype=dtype)
+        dist.reduce_scatter(block, list(full.split(3)))
+        same(block, total[rank * 3:(rank + 1) * 3].to(dtype), f"reduce_scatter {dtype}")
+        # broadcast from the last rank.
+        data = values((6,), dtype, rank)
+        dist.broadcast(data, src=size - 1)
+        same(data, values((6,), dtype, size - 1), f"broadcast {dtype}")
+    # all_to_all_single, equal and uneven, against gloo.
+    for dtype in (torch.float32, torch.int64):
+        data = values((size * 2, 3), dtype, rank)
+        out, reference = torch.empty_like(data), torch.empty_like(data)
+        dist.all_to_all_single(out, data)
+        dist.all_to_all_single(reference, data, group=gloo)
+        same(out, reference, f"all_to_all_single {dtype}")
+        send_splits = [(rank + peer) % 3 + 1 for peer in range(size)]
+        recv_splits = [(peer + rank) % 3 + 1 for peer in range(size)]
+        data = values((sum(send_splits), 2), dtype, rank)
+        out = torch.empty((sum(recv_splits), 2), dtype=dtype)
+        reference = torch.empty_like(out)
+        dist.all_to_all_single(out, data, recv_splits, send_splits)
+        dist.all_to_all_single(reference, data, recv_splits, send_splits, group=gloo)
+        same(out, reference, f"all_to_all_single uneven {dtype}")
+    # send and recv around the ring, started in either order.
+    outgoing = values((8,), torch.float32, rank)
+    incoming = torch.empty(8)
+    receive = dist.irecv(incoming, (rank - 1) % size, tag=3)
+    dist.isend(outgoing, (rank + 1) % size, tag=3).wait()
+    receive.wait()
+    same(incoming, values((8,), torch.float32, (rank - 1) % size), "isend/irecv")
+    # A Work is asynchronous and its future completes with the result.
+    data = values((1000,), torch.float64, rank)
+    work = dist.all_reduce(data, async_op=True)
+    future = work.get_future()
+    work.wait()
+    assert work.is_completed() and work.is_success()
+    same(future.wait()[0], sum(values((1000,), torch.float64, other) for other in range(size)), "future")
+    dist.barrier()
+
+
+def case_mesh(rank, size):
+    dims = "1,-1,2,1"
+    groups = mt.init_mesh(dims, ranks_per_node=2, axes=["dp", "fsdp", "tp", "sp", "dp,fsdp"])
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "topo.json")
+        subprocess.run([os.environ["MESHCOMM_TOPO"], "--world", str(size), "--ranks-per-node", "2",
+                        "--mesh-dim", dims, "--axes", "dp,fsdp", "--json", path], check=True, capture_output=True)
+        with open(path) as topo:
+            expected = json.load(topo)["groups"]
+    for axes, group in groups.items():
+        ranks = dist.distributed_c10d._pg_group_ranks[group]
+        members = sorted(ranks, key=lambda world_rank: ranks[world_rank])
+        mine = [g for g in expected[axes] if rank in g]
+        assert members == mine[0], f"{axes}: init_mesh gave {members}, meshcomm's Mesh {mine[0]}"
+        total = torch.tensor([float(rank)])
+        dist.all_reduce(total, group=group)
+        assert total.item() == sum(members), (axes, total.item(), members)
+
+
+def halo_reference(full, rank, shard, left, right, periodic):
+    """The extended shard of `rank` cut from the whole sequence."""
+    rows = full.shape[0]
+    indices = range(rank * shard - left, (rank + 1) * shard + right)
+    parts = []
+    for index in indices:
+        if 0 <= index < rows:
+            parts.append(full[index])
+        elif periodic:
+            parts.append(full[index % rows])
+        else:
+            parts.append(torch.zeros_like(full[0]))
+    return torch.stack(parts)
+
+
+def case_halo(rank, size):
+    shard, left, right, width = 5, 3, 2, 4
+    torch.manual_seed(1)
+    full = torch.randn(shard * size, width, dtype=torch.float64)
+    for periodic in (False, True):
+        x = full[rank * shard:(rank + 1) * shard].clone().requires_grad_(True)
+        y = mt.halo_exchange(x, None, left, right, dim=0, periodic=periodic)
+        same(y.detach(), halo_reference(full, rank, shard, left, right, periodic), f"halo forward periodic={periodic}")
+        # The backward is the adjoint: <halo(x), g> = <x, halo^T(g)> over all ranks, and the
+        # unsharded reference's gradient.
+        g = torch.randn(y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(10 + rank))
+        y.backward(g)
+        gathered = [torch.empty_like(g) for _ in range(size)]
+        dist.all_gather(gathered, g)
+        full_leaf = full.clone().requires_grad_(True)
+        reference = sum((halo_reference(full_leaf, other, shard, left, right, periodic) * gathered[other]).sum()
+                        for other in range(size))
+        reference.backward()
+        expected = full_leaf.grad[rank * shard:(rank + 1) * shard]
+        # Each entry is a sum of at most (left + right) / shard + 2 terms: a few ulps of their magnitude.
+        bound = 8 * torch.finfo(torch.float64).eps * (g.abs().max().item() + 1) * (left + right + shard)
+        error = (x.grad - expected).abs().max().item()
+        assert error <= bound, f"halo backward periodic={periodic}: off by {error} > {bound}"
+        # Along another dimension too.
+        x2 = full[rank * shard:(rank + 1) * shard].t().contiguous()
+        y2 = mt.halo_exchange(x2, None, left, right, dim=1, periodic=periodic)
+        same(y2, halo_reference(full, rank, shard, left, right, periodic).t(), f"halo dim=1 periodic={periodic}")
+    # gradcheck in float64 on a group of this rank alone (periodic: the halo wraps onto itself).
+    alone = [dist.new_group([other], backend=mt.BACKEND) for other in range(size)][rank]
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: mt.halo_exchange(t, alone, 2, 1, 0, True), (x,))
+
+
+def case_timeout(rank, size):
+    data = torch.ones(16)
+    if rank == 1:
+        time.sleep(6)  # never calls
+        print(f"rank {rank}: timeout ok (stayed away)")
+        return
+    start = time.monotonic()
+    try:
+        dist.all_reduce(data)
+    except (RuntimeError, TimeoutError) as error:
+        elapsed = time.monotonic() - start
+        message = str(error)
+        assert "timeout" in message and "1" in message, message
+        print(f"rank {rank}: all_reduce failed after {elapsed:.1f} s: {message}")
+    else:
+        raise AssertionError("all_reduce completed without rank 1")
+
+
+def case_ddp(rank, size):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2)).double()
+    reference = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2)).double()
+    reference.load_state_dict(model.state_dict())
+    gloo = dist.new_group(backend="gloo")
+    ours = torch.nn.parallel.DistributedDataParallel(model)
+    theirs = torch.nn.parallel.DistributedDataParallel(reference, process_group=gloo)
+    optimisers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (ours, theirs)]
+    data = torch.Generator().manual_seed(100 + rank)
+    for step in range(5):
+        inputs = torch.randn(4, 8, dtype=torch.float64, generator=data)
+        for net, optimiser in zip((ours, theirs), optimisers):
+            optimiser.zero_grad()
+            net(inputs).pow(2).sum().backward()
+            optimiser.step()
+    for mine, gloos in zip(ours.parameters(), theirs.parameters()):
+        # Sums of `size` gradients in another order: a few ulps of the largest parameter.
+        bound = 64 * torch.finfo(torch.float64).eps * max(1.0, gloos.abs().max().item()) * size
+        error = (mine - gloos).abs().max().item()
+        assert error <= bound, f"DDP over meshcomm differs from gloo by {error} > {bound}"
+
+
+def main():
+    case = sys.argv[1]
+    dist.init_process_group(mt.BACKEND, init_method="env://", timeout=TIMEOUT)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    globals()[f"case_{case}"](rank, size)
+    if case != "timeout":
+        dist.barrier()
+        print(f"rank {rank}: {case} ok")
+    os._exit(0)  # a rank of the timeout case must not wait for the others in teardown
+
+
+if __name__ == "__main__":
+    main()
