@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -14,6 +15,7 @@
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh.hpp"
 #include "meshcomm/placement.hpp"
+#include "meshcomm/pmix_bootstrap.hpp"
 #include "meshcomm/topology.hpp"
 
 namespace meshcomm::torch_plugin {
@@ -64,6 +66,22 @@ std::vector<std::vector<int>> mesh_groups(const std::string& dims, int world, co
   }
   std::sort(result.begin(), result.end());
   return result;
+}
+
+/// Under a PMIx launcher (mpirun, srun): rank 0's `address` as every rank's answer, so that a
+/// torch store can be met without torchrun's variables.
+std::string rank0_address(const std::string& address) {
+  PmixBootstrap bootstrap;
+  std::vector<std::byte> mine(256);
+  if (bootstrap.rank() == 0) {
+    if (address.size() >= mine.size()) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("address '{}' is longer than 255 bytes", address),
+                  {.operation = "rank0_address"});
+    }
+    std::memcpy(mine.data(), address.data(), address.size());
+  }
+  const auto all = bootstrap.all_gather(mine);
+  return std::string(reinterpret_cast<const char*>(all.data()));
 }
 
 }  // namespace
@@ -118,6 +136,8 @@ PYBIND11_MODULE(_C, module) {
         return names;
       },
       pybind11::arg("dims"), pybind11::arg("world"));
+  module.def("rank0_address", &plugin::rank0_address, pybind11::arg("address"),
+             pybind11::call_guard<pybind11::gil_scoped_release>());
   module.def("mesh_groups", &plugin::mesh_groups, pybind11::arg("dims"), pybind11::arg("world"),
              pybind11::arg("placement"), pybind11::arg("ranks_per_node"), pybind11::arg("axes"));
   pybind11::register_exception_translator([](std::exception_ptr error) {

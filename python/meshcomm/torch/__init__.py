@@ -14,6 +14,7 @@ it; every wait is bounded by the group's timeout, and errors carry meshcomm's me
 """
 
 import os
+import socket
 
 import torch
 import torch.distributed as dist
@@ -33,6 +34,29 @@ def _create_group(store, rank, size, timeout):
     _C.register_group(name, group)
     return group
 
+
+def _environment_from_mpirun():
+    """Under mpirun (or srun with PMIx) without torchrun, the env:// variables from the launcher:
+    rank and size from Open MPI's (or Slurm's), and rank 0's host and a free port of its, agreed
+    through the launcher's PMIx server."""
+    if "RANK" in os.environ or ("OMPI_COMM_WORLD_RANK" not in os.environ and "SLURM_PROCID" not in os.environ):
+        return
+    ompi = "OMPI_COMM_WORLD_RANK" in os.environ
+    os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK" if ompi else "SLURM_PROCID"]
+    os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE" if ompi else "SLURM_NTASKS"]
+    os.environ.setdefault("LOCAL_RANK", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK" if ompi else "SLURM_LOCALID", "0"))
+    if ompi and "OMPI_COMM_WORLD_LOCAL_SIZE" in os.environ:
+        os.environ.setdefault("LOCAL_WORLD_SIZE", os.environ["OMPI_COMM_WORLD_LOCAL_SIZE"])
+    if "MASTER_ADDR" not in os.environ or "MASTER_PORT" not in os.environ:
+        with socket.socket() as probe:
+            probe.bind(("", 0))
+            port = probe.getsockname()[1]
+        host, port = _C.rank0_address(f"{socket.gethostname()}:{port}").rsplit(":", 1)
+        os.environ.setdefault("MASTER_ADDR", host)
+        os.environ.setdefault("MASTER_PORT", port)
+
+
+_environment_from_mpirun()
 
 # Registering twice asserts in torch: a reload of this module must not try.
 if not hasattr(dist.Backend, BACKEND.upper()):
