@@ -35,7 +35,7 @@ def launch(case, size, extra=None, timeout=240):
 
 
 @pytest.mark.parametrize("size", [2, 4])
-@pytest.mark.parametrize("case", ["collectives", "halo", "ddp"])
+@pytest.mark.parametrize("case", ["collectives", "halo", "ring", "ddp"])
 def test_case(case, size):
     outputs, report = launch(case, size)
     for rank, (code, output) in enumerate(outputs):

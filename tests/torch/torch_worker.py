@@ -165,6 +165,57 @@ def case_halo(rank, size):
     assert torch.autograd.gradcheck(lambda t: mt.halo_exchange(t, alone, 2, 1, 0, True), (x,))
 
 
+def layout_positions(layout, sequence, ranks, rank):
+    """Global rows of `rank` in its local order: contiguous blocks, or zigzag chunks r and 2P-1-r."""
+    if layout == "contiguous":
+        block = sequence // ranks
+        return list(range(rank * block, (rank + 1) * block))
+    chunk = sequence // (2 * ranks)
+    return list(range(rank * chunk, (rank + 1) * chunk)) + list(
+        range((2 * ranks - 1 - rank) * chunk, (2 * ranks - rank) * chunk))
+
+
+def reference_attention(q, k, v, causal):
+    """[S, H, D] attention per head, in the precision of its inputs."""
+    scores = torch.einsum("shd,thd->hst", q, k) / q.shape[-1] ** 0.5
+    if causal:
+        mask = torch.ones(q.shape[0], q.shape[0], dtype=torch.bool).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.einsum("hst,thd->shd", torch.softmax(scores, dim=-1), v)
+
+
+def case_ring(rank, size):
+    sequence, heads, dim = 8 * size, 2, 8
+    generator = torch.Generator().manual_seed(5)
+    full = [torch.randn(sequence, heads, dim, dtype=torch.float64, generator=generator) for _ in range(3)]
+    eps = torch.finfo(torch.float32).eps
+    for layout in ("zigzag", "contiguous"):
+        for causal in (True, False):
+            rows = layout_positions(layout, sequence, size, rank)
+            q, k, v = (t[rows].float().requires_grad_(True) for t in full)
+            out = mt.ring_attention(q, k, v, None, causal=causal, layout=layout)
+            g = torch.randn(out.shape, generator=torch.Generator().manual_seed(50 + rank))
+            (out * g).sum().backward()
+            # The unsharded float64 reference, and its gradients for the same per-rank weights.
+            reference = [t.clone().requires_grad_(True) for t in full]
+            expected = reference_attention(*reference, causal)
+            weights = torch.zeros(sequence, heads, dim, dtype=torch.float64)
+            everyone = [torch.empty_like(g) for _ in range(size)]
+            dist.all_gather(everyone, g)
+            for other in range(size):
+                weights[layout_positions(layout, sequence, size, other)] = everyone[other].double()
+            (expected * weights).sum().backward()
+            # float32 rounding of scores (dim terms), softmax and the weighted sum (sequence terms).
+            scale = max(t.abs().max().item() for t in full)
+            bound = 16 * eps * (dim * scale * scale + sequence) * scale
+            error = (out.double() - expected[rows]).abs().max().item()
+            assert error <= bound, f"ring_attention {layout} causal={causal}: forward off by {error} > {bound}"
+            gradient_bound = bound * (g.abs().max().item() + 1)
+            for name, mine, theirs in (("q", q, reference[0]), ("k", k, reference[1]), ("v", v, reference[2])):
+                error = (mine.grad.double() - theirs.grad[rows]).abs().max().item()
+                assert error <= gradient_bound, f"ring_attention {layout} causal={causal}: d{name} off by {error}"
+
+
 def case_timeout(rank, size):
     data = torch.ones(16)
     if rank == 1:

@@ -21,7 +21,7 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["init_mesh", "halo_exchange", "group_name", "BACKEND"]
+__all__ = ["init_mesh", "halo_exchange", "ring_attention", "group_name", "BACKEND"]
 
 BACKEND = "meshcomm"
 _names = {}
@@ -82,6 +82,15 @@ def halo_exchange(x, group=None, left=0, right=0, dim=0, periodic=False):
     rows of the previous shards before it and ``right`` rows of the next after it (zeros beyond the ends
     unless ``periodic``). Differentiable: the backward adds the halo rows' gradients into their owners."""
     return torch.ops.meshcomm.halo_exchange(x, group_name(group), left, right, dim, periodic)
+
+
+def ring_attention(q, k, v, group=None, causal=True, layout="zigzag"):
+    """RingAttention over ``group``: ``q``, ``k``, ``v`` are this rank's rows, float32 [rows, heads,
+    head_dim], in ``layout``'s order ("zigzag": rank r holds chunks r and 2P-1-r of 2P, which
+    balances causal work; "contiguous"). Returns the attention output for this rank's queries.
+    Differentiable: the backward sends each block's key and value gradients around the ring home."""
+    out, _ = torch.ops.meshcomm.ring_attention(q, k, v, group_name(group), causal, layout)
+    return out
 
 
 def init_mesh(dims, placement="topology_aware", ranks_per_node=None, axes=None):
