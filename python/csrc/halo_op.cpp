@@ -24,7 +24,17 @@ namespace meshcomm::torch_plugin {
 namespace {
 
 /// What a plan depends on: group, rows of this shard, halo widths, row shape and type.
-using PlanKey = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int, bool>;
+using PlanKey = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int, bool, std::string>;
+
+/// The strategy called `name`.
+HaloStrategy strategy_named(const std::string& name) {
+  for (auto strategy : {HaloStrategy::p2p, HaloStrategy::neighbor_alltoallv, HaloStrategy::mpi_neighbor, HaloStrategy::rma}) {
+    if (to_string(strategy) == name) return strategy;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("halo_exchange: strategy = '{}'; give p2p, neighbor_alltoallv or rma", name),
+              {.backend = "meshcomm (torch)", .operation = "halo_exchange"});
+}
 
 /// One plan per key and group, made collectively the first time a rank asks for it.
 HaloPlan& plan_for(ProcessGroupMeshcomm& group, const PlanKey& key) {
@@ -33,7 +43,7 @@ HaloPlan& plan_for(ProcessGroupMeshcomm& group, const PlanKey& key) {
   std::lock_guard lock(mutex);
   auto& plan = plans[key];
   if (plan) return *plan;
-  const auto& [name, rows, left, right, row_elements, type, periodic] = key;
+  const auto& [name, rows, left, right, row_elements, type, periodic, strategy] = key;
   // Creating the plan is collective: it runs on the group's worker, in call order.
   auto work = group.enqueue(c10d::OpType::UNKNOWN, {}, [&, rows = rows](Communicator& comm) {
     const std::int64_t mine = rows;
@@ -41,7 +51,7 @@ HaloPlan& plan_for(ProcessGroupMeshcomm& group, const PlanKey& key) {
     comm.all_gather(ConstBufferView(&mine, 1, DataType::i64), BufferView(all.data(), all.size(), DataType::i64))
         .wait();
     HaloSpec spec{.left = left, .right = right, .row_elements = static_cast<std::size_t>(row_elements),
-                  .type = static_cast<DataType>(type), .periodic = periodic};
+                  .type = static_cast<DataType>(type), .periodic = periodic, .strategy = strategy_named(strategy)};
     for (auto count : all) spec.shard_rows.push_back(static_cast<std::size_t>(count));
     plan = std::make_unique<HaloPlan>(HaloPlan::create(comm, spec));
     return Work();
@@ -64,11 +74,12 @@ at::Tensor rows_first(const at::Tensor& x, int64_t dim) { return x.movedim(dim, 
 /// Runs the forward (or, with `adjoint`, the adjoint) exchange on `extended`, a rows-first
 /// contiguous tensor of the plan's extended rows.
 void exchange(const std::string& group_name, at::Tensor& extended, int64_t own_rows, int64_t left, int64_t right,
-              bool periodic, bool adjoint) {
+              bool periodic, bool adjoint, const std::string& strategy = "p2p") {
   auto group = group_named(group_name, "halo_exchange");
   const int64_t row_elements = extended.dim() > 1 ? extended[0].numel() : 1;
   const auto type = data_type_of(extended, "halo_exchange");
-  auto& plan = plan_for(*group, {group_name, own_rows, left, right, row_elements, static_cast<int>(type), periodic});
+  auto& plan =
+      plan_for(*group, {group_name, own_rows, left, right, row_elements, static_cast<int>(type), periodic, strategy});
   auto* data = extended.data_ptr();
   auto work = group->enqueue(c10d::OpType::UNKNOWN, {}, [&plan, data, adjoint](Communicator&) {
     return adjoint ? plan.start_adjoint(data) : plan.start(data);
@@ -83,10 +94,35 @@ at::Tensor halo_exchange_cpu(const at::Tensor& x, const std::string& group, int6
   auto shape = shard.sizes().vec();
   const int64_t own_rows = shape[0];
   shape[0] = own_rows + left + right;
-  auto extended = at::zeros(shape, shard.options());
+  // Only the halo rows need zeros (those beyond the ends keep them); the shard is copied once.
+  auto extended = at::empty(shape, shard.options());
+  extended.narrow(0, 0, left).zero_();
+  extended.narrow(0, left + own_rows, right).zero_();
   extended.narrow(0, left, own_rows).copy_(shard);
   exchange(group, extended, own_rows, left, right, periodic, false);
   return extended.movedim(0, dim);
+}
+
+/// In place: `extended` already holds left + own + right rows along `dim`; its halo rows are
+/// filled (no copy of the shard: the form for a trainer that keeps K and V in extended buffers).
+at::Tensor& halo_exchange_inplace(at::Tensor& extended, const std::string& group, int64_t left, int64_t right,
+                                  int64_t dim, bool periodic, const std::string& strategy) {
+  check_widths(left, right);
+  const auto axis = dim < 0 ? dim + extended.dim() : dim;
+  if (axis != 0 || !extended.is_contiguous()) {
+    throw Error(ErrorCode::invalid_argument,
+                "halo_exchange_: the extended tensor must be contiguous with the sequence along dim 0",
+                {.backend = "meshcomm (torch)", .operation = "halo_exchange_"});
+  }
+  const int64_t own_rows = extended.size(0) - left - right;
+  if (own_rows < 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("halo_exchange_: {} rows cannot hold left = {} and right = {} halo rows", extended.size(0),
+                            left, right),
+                {.backend = "meshcomm (torch)", .operation = "halo_exchange_"});
+  }
+  exchange(group, extended, own_rows, left, right, periodic, false, strategy);
+  return extended;
 }
 
 at::Tensor halo_exchange_meta(const at::Tensor& x, const std::string& /*group*/, int64_t left, int64_t right,
@@ -141,9 +177,15 @@ at::Tensor halo_exchange_autograd(const at::Tensor& x, const std::string& group,
 
 TORCH_LIBRARY(meshcomm, library) {
   library.def("halo_exchange(Tensor x, str group, int left, int right, int dim=0, bool periodic=False) -> Tensor");
+  library.def(
+      "halo_exchange_(Tensor(a!) extended, str group, int left, int right, int dim=0, bool periodic=False, "
+      "str strategy=\"p2p\") -> Tensor(a!)");
 }
 
-TORCH_LIBRARY_IMPL(meshcomm, CPU, library) { library.impl("halo_exchange", halo_exchange_cpu); }
+TORCH_LIBRARY_IMPL(meshcomm, CPU, library) {
+  library.impl("halo_exchange", halo_exchange_cpu);
+  library.impl("halo_exchange_", halo_exchange_inplace);
+}
 TORCH_LIBRARY_IMPL(meshcomm, Meta, library) { library.impl("halo_exchange", halo_exchange_meta); }
 TORCH_LIBRARY_IMPL(meshcomm, Autograd, library) { library.impl("halo_exchange", halo_exchange_autograd); }
 

@@ -155,6 +155,17 @@ def case_halo(rank, size):
         bound = 8 * torch.finfo(torch.float64).eps * (g.abs().max().item() + 1) * (left + right + shard)
         error = (x.grad - expected).abs().max().item()
         assert error <= bound, f"halo backward periodic={periodic}: off by {error} > {bound}"
+        # In place, on an extended buffer, with each strategy the ucx backend has.
+        for strategy in ("p2p", "neighbor_alltoallv", "rma"):
+            extended = torch.full((left + shard + right, width), -1.0, dtype=torch.float64)
+            extended[left:left + shard] = full[rank * shard:(rank + 1) * shard]
+            mt.halo_exchange_(extended, None, left, right, periodic=periodic, strategy=strategy)
+            expected = halo_reference(full, rank, shard, left, right, periodic)
+            if not periodic and rank == 0:  # rows beyond the ends are left as they were
+                expected[:left] = -1.0
+            if not periodic and rank == size - 1:
+                expected[left + shard:] = -1.0
+            same(extended, expected, f"halo_exchange_ {strategy} periodic={periodic}")
         # Along another dimension too.
         x2 = full[rank * shard:(rank + 1) * shard].t().contiguous()
         y2 = mt.halo_exchange(x2, None, left, right, dim=1, periodic=periodic)

@@ -21,7 +21,7 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["init_mesh", "halo_exchange", "ring_attention", "group_name", "BACKEND"]
+__all__ = ["init_mesh", "halo_exchange", "halo_exchange_", "ring_attention", "group_name", "BACKEND"]
 
 BACKEND = "meshcomm"
 _names = {}
@@ -82,6 +82,13 @@ def halo_exchange(x, group=None, left=0, right=0, dim=0, periodic=False):
     rows of the previous shards before it and ``right`` rows of the next after it (zeros beyond the ends
     unless ``periodic``). Differentiable: the backward adds the halo rows' gradients into their owners."""
     return torch.ops.meshcomm.halo_exchange(x, group_name(group), left, right, dim, periodic)
+
+
+def halo_exchange_(extended, group=None, left=0, right=0, periodic=False, strategy="p2p"):
+    """In place: ``extended`` (contiguous, sequence along dim 0) holds ``left`` halo rows, this rank's
+    shard, then ``right`` halo rows; fills the halo rows from their owners without copying the
+    shard. Not differentiable. ``strategy``: "p2p", "neighbor_alltoallv" or "rma"."""
+    return torch.ops.meshcomm.halo_exchange_(extended, group_name(group), left, right, 0, periodic, strategy)
 
 
 def ring_attention(q, k, v, group=None, causal=True, layout="zigzag"):
