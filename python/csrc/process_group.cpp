@@ -99,16 +99,18 @@ void ProcessGroupMeshcomm::serve() {
         ++call;
       }
     }
-    // While calls wait on peers: poll at once, then yield the core, then nap 20 µs at a time (as
-    // meshcomm's own waits do), waking at once for a new call.
+    // While calls wait on peers: poll at once, then yield the core for a while, then nap 1, 2, 4
+    // ... 20 µs (leaving the cores to the peers and the backend's progress), waking at once for a
+    // new call.
     idle_polls = progressed ? 0 : idle_polls + 1;
-    if (started.empty() || idle_polls < 128) continue;
-    if (idle_polls < 4096) {
+    if (started.empty() || idle_polls < 64) continue;
+    if (idle_polls < 512) {
       std::this_thread::yield();
-    } else {
-      std::unique_lock lock(mutex_);
-      queued_.wait_for(lock, std::chrono::microseconds{20}, [&] { return stopping_ || !queue_.empty(); });
+      continue;
     }
+    const auto nap = std::chrono::microseconds{std::min(20U, 1U << std::min(idle_polls - 512, 5U))};
+    std::unique_lock lock(mutex_);
+    queued_.wait_for(lock, nap, [&] { return stopping_ || !queue_.empty(); });
   }
 }
 
