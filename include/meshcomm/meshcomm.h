@@ -298,7 +298,10 @@ MESHCOMM_C_API meshcommResult_t meshcommAllToAll(meshcommComm_t comm, const void
                                                  meshcommDataType_t type, const meshcommCallOptions_t* options,
                                                  meshcommWork_t* work);
 
-/** All-to-all with per-peer counts and offsets (elements; each array has nranks entries). */
+/**
+ * All-to-all with per-peer counts and offsets (elements; each array has nranks entries, and must
+ * stay valid, like the buffers, until the work completes).
+ */
 MESHCOMM_C_API meshcommResult_t meshcommAllToAllv(meshcommComm_t comm, const void* send, const size_t* send_counts,
                                                   const size_t* send_offsets, void* recv, const size_t* recv_counts,
                                                   const size_t* recv_offsets, meshcommDataType_t type,

@@ -66,6 +66,36 @@ def case_collectives(rank, size):
         data = values((6,), dtype, rank)
         dist.broadcast(data, src=size - 1)
         same(data, values((6,), dtype, size - 1), f"broadcast {dtype}")
+    # Calls composed from meshcomm's collectives: reduce, gather, scatter, the list all-to-all and
+    # the coalesced all-reduce, against gloo's.
+    for dtype in (torch.float32, torch.int64):
+        root = size - 1
+        mine, reference = values((7,), dtype, rank), values((7,), dtype, rank)
+        dist.reduce(mine, dst=root, op=dist.ReduceOp.MAX)
+        dist.reduce(reference, dst=root, op=dist.ReduceOp.MAX, group=gloo)
+        if rank == root:
+            same(mine, reference, f"reduce {dtype}")
+        pieces = [torch.empty(3, dtype=dtype) for _ in range(size)] if rank == root else None
+        expected = [torch.empty(3, dtype=dtype) for _ in range(size)] if rank == root else None
+        dist.gather(values((3,), dtype, rank), pieces, dst=root)
+        dist.gather(values((3,), dtype, rank), expected, dst=root, group=gloo)
+        if rank == root:
+            same(torch.cat(pieces), torch.cat(expected), f"gather {dtype}")
+        sources = [values((4,), dtype, 10 + other) for other in range(size)] if rank == 0 else None
+        block = torch.empty(4, dtype=dtype)
+        dist.scatter(block, sources, src=0)
+        same(block, values((4,), dtype, 10 + rank), f"scatter {dtype}")
+        outgoing = [values((peer + 1, 2), dtype, rank * size + peer) for peer in range(size)]
+        incoming = [torch.empty((rank + 1, 2), dtype=dtype) for _ in range(size)]
+        dist.all_to_all(incoming, outgoing)
+        for peer in range(size):
+            same(incoming[peer], values((rank + 1, 2), dtype, peer * size + rank), f"all_to_all list {dtype}")
+        tensors = [values((5,), dtype, rank), values((2, 3), dtype, rank, salt=2)]
+        references = [t.clone() for t in tensors]
+        dist.all_reduce_coalesced(tensors)
+        dist.all_reduce_coalesced(references, group=gloo)
+        for got, want in zip(tensors, references):
+            same(got, want, f"all_reduce_coalesced {dtype}")
     # all_to_all_single, equal and uneven, against gloo.
     for dtype in (torch.float32, torch.int64):
         data = values((size * 2, 3), dtype, rank)
