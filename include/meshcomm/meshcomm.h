@@ -93,13 +93,15 @@ MESHCOMM_C_API meshcommResult_t meshcommGetVersion(int* version);
 /** A short, static description of `result` ("invalid argument", ...); never NULL. */
 MESHCOMM_C_API const char* meshcommGetErrorString(meshcommResult_t result);
 
+/** A communicator (opaque). */
+typedef struct meshcommComm* meshcommComm_t;
+
 /**
  * The full message of the last failed call on `comm` (or on an object made from it: a work, a
  * halo plan, a ring, a mesh), or of this thread's last failed call that had no valid
  * communicator (creating one, a bad handle) when `comm` is NULL or not a communicator. Valid
  * until the next failure on the same communicator or thread; "" when there was none. Never NULL.
  */
-typedef struct meshcommComm* meshcommComm_t;
 MESHCOMM_C_API const char* meshcommGetLastError(meshcommComm_t comm);
 
 /* ---------------------------------------------------------------------------------------------
@@ -136,6 +138,7 @@ typedef struct {
  * Bootstraps: how the processes of a job first meet
  * ------------------------------------------------------------------------------------------- */
 
+/** How the processes of a job meet (opaque). */
 typedef struct meshcommBootstrap* meshcommBootstrap_t;
 
 /**
@@ -237,6 +240,7 @@ MESHCOMM_C_API meshcommResult_t meshcommCommDestroy(meshcommComm_t comm);
  * Work handles
  * ------------------------------------------------------------------------------------------- */
 
+/** One started operation (opaque). */
 typedef struct meshcommWork* meshcommWork_t;
 
 /**
@@ -330,6 +334,7 @@ MESHCOMM_C_API meshcommResult_t meshcommMemFree(meshcommComm_t comm, void* ptr);
  * Device meshes
  * ------------------------------------------------------------------------------------------- */
 
+/** A device mesh and its axis communicators (opaque). */
 typedef struct meshcommMesh* meshcommMesh_t;
 
 /**
@@ -359,6 +364,7 @@ MESHCOMM_C_API meshcommResult_t meshcommMeshDestroy(meshcommMesh_t mesh);
  * Halo exchange over a sharded sequence
  * ------------------------------------------------------------------------------------------- */
 
+/** A halo exchange planned once, started many times (opaque). */
 typedef struct meshcommHaloPlan* meshcommHaloPlan_t;
 
 /** How a halo plan moves its rows (meshcomm::HaloStrategy). */
@@ -426,6 +432,7 @@ MESHCOMM_C_API meshcommResult_t meshcommHaloPlanDestroy(meshcommHaloPlan_t plan)
  * Ring pipelines (RingAttention)
  * ------------------------------------------------------------------------------------------- */
 
+/** A ring pipeline of two block buffers (opaque). */
 typedef struct meshcommRing* meshcommRing_t;
 
 /** A ring's shape (meshcomm::RingPipelineSpec). Fill with MESHCOMM_RING_SPEC_INITIALIZER. */
