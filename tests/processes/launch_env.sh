@@ -8,7 +8,23 @@ np=$1
 shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-master_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port whose successor is free too: meshcomm's EnvBootstrap listens on MASTER_PORT + 1.
+master_port=$(/usr/bin/python3 -c '
+import socket
+while True:
+    first, second = socket.socket(), socket.socket()
+    first.bind(("127.0.0.1", 0))
+    port = first.getsockname()[1]
+    try:
+        second.bind(("127.0.0.1", port + 1))
+        print(port)
+        break
+    except OSError:
+        continue
+    finally:
+        first.close()
+        second.close()
+')
 pids=()
 for ((rank = 0; rank < np; ++rank)); do
   RANK=$rank WORLD_SIZE=$np LOCAL_RANK=$rank LOCAL_WORLD_SIZE=$np MASTER_ADDR=127.0.0.1 MASTER_PORT=$master_port \
