@@ -12,11 +12,6 @@ namespace meshcomm::torch_plugin {
 
 namespace {
 
-Error refused(const char* call, std::string message) {
-  return Error(ErrorCode::invalid_argument, fmt::format("{}: {}", call, message),
-               {.backend = "meshcomm (torch)", .operation = call});
-}
-
 /// Element counts of the blocks of an uneven all-to-all: `splits` rows of `row` elements each.
 std::vector<std::size_t> element_counts(const std::vector<int64_t>& splits, std::size_t row) {
   std::vector<std::size_t> counts;
@@ -157,7 +152,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::allgather(std::vector<std::
                                                                const c10d::AllgatherOptions& /*opts*/) {
   const auto& input = only_tensor(inputs, "allgather", "input_tensors");
   if (outputs.size() != 1 || outputs[0].size() != static_cast<std::size_t>(getSize())) {
-    throw refused("allgather", fmt::format("output_tensors must be one list of {} tensors (one per rank)", getSize()));
+    throw invalid_call("allgather", fmt::format("output_tensors must be one list of {} tensors (one per rank)", getSize()));
   }
   const auto in = buffer_of(input, "allgather", "input");
   for (const auto& output : outputs[0]) (void)buffer_of(output, "allgather", "output_tensors[0][r]");
@@ -189,7 +184,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::reduce_scatter(std::vector<
                                                                     const c10d::ReduceScatterOptions& opts) {
   const auto& output = only_tensor(outputs, "reduce_scatter", "output_tensors");
   if (inputs.size() != 1 || inputs[0].size() != static_cast<std::size_t>(getSize())) {
-    throw refused("reduce_scatter", fmt::format("input_tensors must be one list of {} tensors (one per rank)", getSize()));
+    throw invalid_call("reduce_scatter", fmt::format("input_tensors must be one list of {} tensors (one per rank)", getSize()));
   }
   auto flat = at::cat(inputs[0]).contiguous();
   const auto in = buffer_of(flat, "reduce_scatter", "input_tensors[0]");
@@ -213,7 +208,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::alltoall_base(at::Tensor& o
   }
   const auto ranks = static_cast<std::size_t>(getSize());
   if (output_splits.size() != ranks || input_splits.size() != ranks) {
-    throw refused("alltoall_base", fmt::format("output_split_sizes and input_split_sizes hold {} and {} entries; give "
+    throw invalid_call("alltoall_base", fmt::format("output_split_sizes and input_split_sizes hold {} and {} entries; give "
                                                "{} each (or none, for equal blocks)",
                                                output_splits.size(), input_splits.size(), ranks));
   }

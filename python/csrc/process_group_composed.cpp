@@ -15,22 +15,17 @@ namespace meshcomm::torch_plugin {
 
 namespace {
 
-Error refused(const char* call, std::string message) {
-  return Error(ErrorCode::invalid_argument, fmt::format("{}: {}", call, message),
-               {.backend = "meshcomm (torch)", .operation = call});
-}
-
 /// The tensors of a one-list argument, checked to hold `count` tensors (any count if negative).
 const std::vector<at::Tensor>& only_list(const std::vector<std::vector<at::Tensor>>& lists, std::int64_t count,
                                          const char* call, const char* argument) {
   if (lists.size() != 1 || (count >= 0 && lists[0].size() != static_cast<std::size_t>(count))) {
-    throw refused(call, fmt::format("{} must be one list of {} tensors", argument, count));
+    throw invalid_call(call, fmt::format("{} must be one list of {} tensors", argument, count));
   }
   return lists[0];
 }
 
 int checked_root(std::int64_t root, int size, const char* call) {
-  if (root < 0 || root >= size) throw refused(call, fmt::format("root = {} is not a rank in [0, {})", root, size));
+  if (root < 0 || root >= size) throw invalid_call(call, fmt::format("root = {} is not a rank in [0, {})", root, size));
   return static_cast<int>(root);
 }
 
@@ -91,12 +86,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::gather(std::vector<std::vec
     targets = only_list(outputs, getSize(), "gather", "output_tensors (on the root)");
     for (const auto& target : targets) {
       if (target.numel() != input.numel()) {
-        throw refused("gather", fmt::format("an output tensor holds {} elements, the input {}", target.numel(),
+        throw invalid_call("gather", fmt::format("an output tensor holds {} elements, the input {}", target.numel(),
                                             input.numel()));
       }
     }
   } else if (!outputs.empty() && !outputs[0].empty()) {
-    throw refused("gather", "output_tensors must be empty on a rank that is not the root");
+    throw invalid_call("gather", "output_tensors must be empty on a rank that is not the root");
   }
   auto gathered = at::empty({getSize() * input.numel()}, input.options());
   const auto out = buffer_of(gathered, "gather", "output");
@@ -116,14 +111,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::scatter(std::vector<at::Ten
     const auto& sources = only_list(inputs, getSize(), "scatter", "input_tensors (on the root)");
     for (const auto& source : sources) {
       if (source.numel() != output.numel()) {
-        throw refused("scatter", fmt::format("an input tensor holds {} elements, the output {}", source.numel(),
+        throw invalid_call("scatter", fmt::format("an input tensor holds {} elements, the output {}", source.numel(),
                                              output.numel()));
       }
     }
     staged = flat(sources);
   } else {
     if (!inputs.empty() && !inputs[0].empty()) {
-      throw refused("scatter", "input_tensors must be empty on a rank that is not the root");
+      throw invalid_call("scatter", "input_tensors must be empty on a rank that is not the root");
     }
     staged = at::empty({getSize() * output.numel()}, output.options());
   }
@@ -140,7 +135,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupMeshcomm::alltoall(std::vector<at::Te
                                                               const c10d::AllToAllOptions& /*opts*/) {
   const auto ranks = static_cast<std::size_t>(getSize());
   if (outputs.size() != ranks || inputs.size() != ranks) {
-    throw refused("alltoall", fmt::format("output_tensor_list and input_tensor_list hold {} and {} tensors; give {} "
+    throw invalid_call("alltoall", fmt::format("output_tensor_list and input_tensor_list hold {} and {} tensors; give {} "
                                           "each",
                                           outputs.size(), inputs.size(), ranks));
   }

@@ -17,6 +17,7 @@
 #include "attention/sequence_layout.hpp"
 #include "group_registry.hpp"
 #include "meshcomm/error.hpp"
+#include "tensor_buffers.hpp"
 
 namespace meshcomm::torch_plugin {
 
@@ -24,24 +25,19 @@ namespace {
 
 using RingKey = std::tuple<std::string, int64_t, int64_t, int64_t, bool>;
 
-Error refused(std::string message) {
-  return Error(ErrorCode::invalid_argument, fmt::format("ring_attention: {}", message),
-               {.backend = "meshcomm (torch)", .operation = "ring_attention"});
-}
-
 layers::SequenceLayout layout_named(const std::string& name) {
   if (name == "contiguous") return layers::SequenceLayout::contiguous;
   if (name == "zigzag") return layers::SequenceLayout::zigzag;
-  throw refused(fmt::format("layout = '{}'; give 'contiguous' or 'zigzag'", name));
+  throw invalid_call("ring_attention", fmt::format("layout = '{}'; give 'contiguous' or 'zigzag'", name));
 }
 
 void check_block(const at::Tensor& tensor, const char* name, const at::Tensor& q) {
   if (tensor.scalar_type() != at::kFloat || !tensor.device().is_cpu() || tensor.dim() != 3) {
-    throw refused(fmt::format("{} must be a float32 CPU tensor [rows, heads, head_dim]; it is {} {} with {} dims",
+    throw invalid_call("ring_attention", fmt::format("{} must be a float32 CPU tensor [rows, heads, head_dim]; it is {} {} with {} dims",
                               name, c10::toString(tensor.scalar_type()), tensor.device().str(), tensor.dim()));
   }
   if (tensor.sizes() != q.sizes()) {
-    throw refused(fmt::format("{} has shape {} but q has {}; they must match", name, c10::str(tensor.sizes()),
+    throw invalid_call("ring_attention", fmt::format("{} has shape {} but q has {}; they must match", name, c10::str(tensor.sizes()),
                               c10::str(q.sizes())));
   }
 }

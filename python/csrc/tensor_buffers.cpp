@@ -6,14 +6,10 @@
 
 namespace meshcomm::torch_plugin {
 
-namespace {
-
-Error refused(const char* call, std::string message) {
+Error invalid_call(const char* call, std::string message) {
   return Error(ErrorCode::invalid_argument, fmt::format("{}: {}", call, message),
                {.backend = "meshcomm (torch)", .operation = call});
 }
-
-}  // namespace
 
 DataType data_type_of(const at::Tensor& tensor, const char* call) {
   switch (tensor.scalar_type()) {
@@ -28,7 +24,7 @@ DataType data_type_of(const at::Tensor& tensor, const char* call) {
     case at::kLong: return DataType::i64;
     default: break;
   }
-  throw refused(call, fmt::format("dtype {} is not one meshcomm moves; use float32, float64, float16, bfloat16, "
+  throw invalid_call(call, fmt::format("dtype {} is not one meshcomm moves; use float32, float64, float16, bfloat16, "
                                   "int8, uint8, bool, int32 or int64",
                                   c10::toString(tensor.scalar_type())));
 }
@@ -41,7 +37,7 @@ BufferView buffer_of(const at::Tensor& tensor, const char* call, const char* arg
                 {.backend = "meshcomm (torch)", .operation = call});
   }
   if (!tensor.is_contiguous()) {
-    throw refused(call, fmt::format("{} is not contiguous; pass tensor.contiguous()", argument));
+    throw invalid_call(call, fmt::format("{} is not contiguous; pass tensor.contiguous()", argument));
   }
   return {tensor.data_ptr(), static_cast<std::size_t>(tensor.numel()), data_type_of(tensor, call)};
 }
@@ -55,13 +51,13 @@ ReduceOp reduce_op_of(const c10d::ReduceOp& op, const char* call) {
     case c10d::ReduceOp::MAX: return ReduceOp::max;
     default: break;
   }
-  throw refused(call, fmt::format("reduce op {} is not one meshcomm has; use SUM, AVG, PRODUCT, MIN or MAX",
+  throw invalid_call(call, fmt::format("reduce op {} is not one meshcomm has; use SUM, AVG, PRODUCT, MIN or MAX",
                                   static_cast<int>(static_cast<c10d::ReduceOp::RedOpType>(op))));
 }
 
 const at::Tensor& only_tensor(const std::vector<at::Tensor>& tensors, const char* call, const char* argument) {
   if (tensors.size() != 1) {
-    throw refused(call, fmt::format("{} holds {} tensors; the meshcomm backend takes one per process", argument,
+    throw invalid_call(call, fmt::format("{} holds {} tensors; the meshcomm backend takes one per process", argument,
                                     tensors.size()));
   }
   return tensors.front();

@@ -6,10 +6,16 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
+#include <string>
+
 #include "meshcomm/buffer.hpp"
+#include "meshcomm/error.hpp"
 #include "meshcomm/types.hpp"
 
 namespace meshcomm::torch_plugin {
+
+/// Error(invalid_argument) for a wrong call of the plugin: "`call`: `message`".
+Error invalid_call(const char* call, std::string message);
 
 /// The meshcomm element type of `tensor`'s dtype; throws naming `call` for one meshcomm lacks.
 DataType data_type_of(const at::Tensor& tensor, const char* call);
