@@ -33,6 +33,14 @@ class AllGather final : public PerfOperation {
     return comm.all_gather(ConstBufferView(send, counts.send, settings.type, settings.memory),
                            BufferView(recv, counts.recv, settings.type, settings.memory), {.algorithm = settings.algorithm, .stream = settings.stream});
   }
+  MpiCallNames mpi_calls() const override { return {"MPI_Allgather", "MPI_Iallgather"}; }
+  void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
+    const int bytes = mpi_count(counts.send * size_of(settings.type));
+    mpi.run([&] { return MPI_Allgather(mpi.send, bytes, MPI_BYTE, mpi.recv, bytes, MPI_BYTE, mpi.comm); },
+            [&](MPI_Request* request) {
+              return MPI_Iallgather(mpi.send, bytes, MPI_BYTE, mpi.recv, bytes, MPI_BYTE, mpi.comm, request);
+            });
+  }
 };
 
 }  // namespace

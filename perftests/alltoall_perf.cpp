@@ -36,6 +36,16 @@ class AllToAll final : public PerfOperation {
     return comm.all_to_all(ConstBufferView(send, counts.send, settings.type, settings.memory),
                            BufferView(recv, counts.recv, settings.type, settings.memory), {.algorithm = settings.algorithm, .stream = settings.stream});
   }
+  MpiCallNames mpi_calls() const override { return {"MPI_Alltoall", "MPI_Ialltoall"}; }
+  void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
+    int ranks = 1;
+    MPI_Comm_size(mpi.comm, &ranks);
+    const int block = mpi_count(counts.send / ranks * size_of(settings.type));
+    mpi.run([&] { return MPI_Alltoall(mpi.send, block, MPI_BYTE, mpi.recv, block, MPI_BYTE, mpi.comm); },
+            [&](MPI_Request* request) {
+              return MPI_Ialltoall(mpi.send, block, MPI_BYTE, mpi.recv, block, MPI_BYTE, mpi.comm, request);
+            });
+  }
 };
 
 }  // namespace

@@ -44,6 +44,32 @@ class PingPong final : public PerfOperation {
     comm.irecv(incoming, partner(comm), 0, settings.stream).wait();
     return comm.isend(outgoing, partner(comm), 0, settings.stream);
   }
+  MpiCallNames mpi_calls() const override { return {"MPI_Send + MPI_Recv", "MPI_Isend + MPI_Irecv"}; }
+  void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
+    int rank = 0;
+    MPI_Comm_rank(mpi.comm, &rank);
+    const int bytes = mpi_count(counts.send * size_of(settings.type));
+    const int other = rank ^ 1;
+    const bool first = rank % 2 == 0;  // sends first, as start()
+    mpi.run(
+        [&] {
+          if (!first) MPI_Recv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, MPI_STATUS_IGNORE);
+          int code = MPI_Send(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm);
+          if (first && code == MPI_SUCCESS) code = MPI_Recv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, MPI_STATUS_IGNORE);
+          return code;
+        },
+        [&](MPI_Request* request) {
+          MPI_Request step = MPI_REQUEST_NULL;
+          if (!first) {
+            MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
+            MPI_Wait(&step, MPI_STATUS_IGNORE);
+            return MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, request);
+          }
+          const int code = MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, request);
+          MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
+          return code == MPI_SUCCESS ? MPI_Wait(&step, MPI_STATUS_IGNORE) : code;
+        });
+  }
 
  private:
   static int partner(const Communicator& comm) { return comm.rank() ^ 1; }

@@ -32,6 +32,15 @@ class ReduceScatter final : public PerfOperation {
                                BufferView(recv, counts.recv, settings.type, settings.memory),
                                {.op = settings.op, .algorithm = settings.algorithm, .stream = settings.stream});
   }
+  MpiCallNames mpi_calls() const override { return {"MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block"}; }
+  void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
+    const int count = mpi_count(counts.recv);
+    const MPI_Op op = detail::mpi_op(settings.op);
+    mpi.run([&] { return MPI_Reduce_scatter_block(mpi.send, mpi.recv, count, mpi.element, op, mpi.comm); },
+            [&](MPI_Request* request) {
+              return MPI_Ireduce_scatter_block(mpi.send, mpi.recv, count, mpi.element, op, mpi.comm, request);
+            });
+  }
 };
 
 }  // namespace

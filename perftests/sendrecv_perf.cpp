@@ -33,6 +33,28 @@ class SendRecv final : public PerfOperation {
     comm.isend(ConstBufferView(send, counts.send, settings.type, settings.memory), right, 0, settings.stream).wait();
     return receive;
   }
+  MpiCallNames mpi_calls() const override { return {"MPI_Sendrecv", "MPI_Irecv + MPI_Isend"}; }
+  void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
+    int rank = 0;
+    int ranks = 1;
+    MPI_Comm_rank(mpi.comm, &rank);
+    MPI_Comm_size(mpi.comm, &ranks);
+    const int left = (rank + ranks - 1) % ranks;
+    const int right = (rank + 1) % ranks;
+    const int bytes = mpi_count(counts.send * size_of(settings.type));
+    mpi.run(
+        [&] {
+          return MPI_Sendrecv(mpi.send, bytes, MPI_BYTE, right, 0, mpi.recv, bytes, MPI_BYTE, left, 0, mpi.comm,
+                              MPI_STATUS_IGNORE);
+        },
+        [&](MPI_Request* request) {
+          MPI_Request send_request = MPI_REQUEST_NULL;
+          int code = MPI_Irecv(mpi.recv, bytes, MPI_BYTE, left, 0, mpi.comm, request);
+          if (code == MPI_SUCCESS) code = MPI_Isend(mpi.send, bytes, MPI_BYTE, right, 0, mpi.comm, &send_request);
+          if (code == MPI_SUCCESS) code = MPI_Wait(&send_request, MPI_STATUS_IGNORE);
+          return code;
+        });
+  }
 };
 
 }  // namespace

@@ -1,14 +1,15 @@
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <algorithm>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,62 +19,16 @@
 #include "meshcomm/bootstrap.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
+#include "mpi_datatypes.hpp"
+#include "perf_buffer.hpp"
 #include "perf_operation.hpp"
-#include "statistics.hpp"
 #include "perf_options.hpp"
+#include "statistics.hpp"
 #include "verifiable/device_staging.hpp"
 
 namespace meshcomm::perf {
 
 namespace {
-
-/// A benchmark buffer: meshcomm shared memory (the fast single-copy path, as nccl-tests can use
-/// ncclMemAlloc), with --buffers user plain page-aligned memory, or with --memory cuda device
-/// memory. `host()` is where data is filled and checked; `upload`/`download` stage it to and
-/// from the device (no-ops on host memory).
-class PerfBuffer {
- public:
-  PerfBuffer(const Communicator& comm, std::size_t bytes, bool user_buffers, MemoryKind memory) {
-    if (bytes > std::numeric_limits<std::size_t>::max() - 4095) {
-      throw std::length_error(fmt::format("a buffer of {} bytes is more than this machine can address", bytes));
-    }
-    size_ = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
-    const std::size_t size = size_;
-    if (memory == MemoryKind::cuda) device_ = verifiable::device_bytes(size);
-    if (user_buffers || memory == MemoryKind::cuda) {
-      plain_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, size)));
-      if (plain_ == nullptr) {
-        throw std::runtime_error(fmt::format("could not allocate a buffer of {} bytes; give a smaller -e", size));
-      }
-      data_ = plain_.get();
-    } else {
-      shared_ = comm.allocate_shared(size);
-      data_ = static_cast<std::byte*>(shared_.data());
-    }
-    std::fill(data_, data_ + size, std::byte{0});
-    upload();
-  }
-  /// Where the measured calls read and write.
-  [[nodiscard]] std::byte* data() const noexcept { return device_ != nullptr ? device_.get() : data_; }
-  /// The host copy, where data is filled and checked.
-  [[nodiscard]] std::byte* host() const noexcept { return data_; }
-  void upload() const {
-    if (device_ != nullptr) verifiable::copy_to_device(device_.get(), data_, size_);
-  }
-  void download() const {
-    if (device_ != nullptr) verifiable::copy_to_host(data_, device_.get(), size_);
-  }
-
- private:
-  struct Free {
-    void operator()(std::byte* pointer) const noexcept { std::free(pointer); }
-  };
-  SharedBuffer shared_;
-  std::unique_ptr<std::byte, Free> plain_;
-  std::shared_ptr<std::byte> device_;
-  std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 /// One measured placement of one size.
 struct Measurement {
@@ -81,7 +36,7 @@ struct Measurement {
   double algbw = 0;
   double busbw = 0;
   std::uint64_t wrong = 0;
-  double speedup = 0;  // over native, the median of the per-repeat ratios; 0 when none was measured
+  double speedup = 0;  // over the baseline, the median of the per-repeat ratios; 0 when none was measured
 };
 
 /// The reduction of a per-rank number over all ranks, as -a asks.
@@ -112,17 +67,38 @@ class Sweep {
       stream_ = verifiable::new_stream();
       settings_.stream = StreamRef(stream_.get());
     }
+    baseline_ = options.baseline;
+    if (baseline_ == Baseline::mpi_best) {
+      mpi_best_missing_ = mpi_best_unavailable();
+      if (mpi_best_missing_.empty()) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &mpi_comm_);
+      } else {
+        baseline_ = Baseline::native;
+      }
+    }
+    const bool mpi_best = baseline_ == Baseline::mpi_best;
     const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
     for (bool user : {false, true}) {
-      if (user ? !options.user_buffers : !options.shared_buffers) continue;
+      const bool measured = user ? options.user_buffers : options.shared_buffers;
+      if (!measured && !(user && mpi_best)) continue;  // Open MPI's calls run on user buffers
       auto& kind = buffers_[user ? 1 : 0];
       kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user, options.memory);
       kind.recv =
           std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user, options.memory);
       // Every (algorithm, buffers) pair is one column of the comparison.
-      for (const auto& algorithm : options.algorithms) variants_.push_back({algorithm, user});
+      if (!measured) continue;
+      for (const auto& algorithm : options.algorithms) variants_.push_back({.algorithm = algorithm, .user_buffers = user});
+    }
+    if (mpi_best) {
+      variants_.push_back({.algorithm = "mpi_blocking", .user_buffers = true, .mpi = MpiCall::blocking});
+      variants_.push_back({.algorithm = "mpi_nonblocking", .user_buffers = true, .mpi = MpiCall::nonblocking});
     }
   }
+  ~Sweep() {
+    if (mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
+  }
+  Sweep(const Sweep&) = delete;
+  Sweep& operator=(const Sweep&) = delete;
 
   /// Runs every size; returns the total number of wrong elements over all ranks.
   std::uint64_t run() {
@@ -136,6 +112,7 @@ class Sweep {
       // them all in turn, so that drift on a noisy machine hits every column of a row alike.
       std::vector<Slot> slots;
       for (std::size_t v = 0; v < variants_.size(); ++v) {
+        if (variants_[v].mpi && !fits_mpi_counts(counts)) continue;
         for (bool in_place : {false, true}) {
           if (in_place && !operation_.has_in_place()) continue;
           select(v);
@@ -148,17 +125,28 @@ class Sweep {
           slot.times_us.push_back(timed_microseconds(counts, slot.in_place));
         }
       }
+      const std::vector<double> baseline_out = baseline_times(false, slots);
+      const std::vector<double> baseline_in = baseline_times(true, slots);
+      for (auto& slot : slots) slot.speedup = paired_speedup(slot.in_place ? baseline_in : baseline_out, slot.times_us);
       std::vector<std::pair<Measurement, Measurement>> row(variants_.size());
-      for (auto& slot : slots) slot.speedup = speedup_over_native(slot, slots);
       for (auto& slot : slots) {
         select(slot.variant);
         const auto measurement = summarize(slot, counts);
         (slot.in_place ? row[slot.variant].second : row[slot.variant].first) = measurement;
         wrong += measurement.wrong;
+        if (variants_[slot.variant].mpi) continue;
         busbw_sum += measurement.busbw;
         ++busbw_rows;
       }
-      for (std::size_t v = 0; v < row.size(); ++v) print_row(counts, v, row);
+      for (std::size_t v = 0; v < row.size(); ++v) {
+        if (!variants_[v].mpi) print_row(counts, variant_name(v), row[v]);
+      }
+      if (baseline_ == Baseline::mpi_best && !baseline_out.empty()) {
+        std::pair<Measurement, Measurement> best{measure(baseline_out, counts), measure(baseline_in, counts)};
+        record("mpi_best", "user", false, best.first, counts);
+        if (operation_.has_in_place()) record("mpi_best", "user", true, best.second, counts);
+        print_row(counts, "mpi_best", best);
+      }
       const std::size_t next = options_.step_factor > 1
                                    ? static_cast<std::size_t>(static_cast<double>(bytes) * options_.step_factor)
                                    : bytes + options_.step_bytes;
@@ -178,6 +166,22 @@ class Sweep {
     return std::max(counts.send, counts.recv) * element_;
   }
 
+  /// Why Open MPI's calls cannot be this run's reference; empty when they can.
+  [[nodiscard]] std::string mpi_best_unavailable() const {
+    if (options_.backend == BackendKind::inproc) return "ranks are threads of one process (--backend inproc)";
+    if (options_.memory != MemoryKind::host) return "the buffers are device memory (--memory cuda)";
+    if (operation_.mpi_calls().blocking.empty()) return fmt::format("Open MPI has no {} call", operation_.name());
+    if (operation_.reduces() && detail::mpi_type(options_.type) == MPI_DATATYPE_NULL) {
+      return fmt::format("Open MPI cannot reduce {}", to_string(options_.type));
+    }
+    return {};
+  }
+
+  /// Whether Open MPI's int counts hold this size's buffers.
+  [[nodiscard]] bool fits_mpi_counts(const PerfCounts& counts) const {
+    return reported_bytes(counts) <= static_cast<std::size_t>(std::numeric_limits<int>::max());
+  }
+
   /// One variant and placement of one size: the per-repeat times and the wrong elements found.
   struct Slot {
     std::size_t variant = 0;
@@ -187,22 +191,29 @@ class Sweep {
     double speedup = 0;
   };
 
-  /// `slot`'s speedup over native at its placement (paired_speedup() in statistics.hpp), against
-  /// the fastest native variant of each repeat (native on either kind of buffer). 0 without one.
-  [[nodiscard]] double speedup_over_native(const Slot& slot, const std::vector<Slot>& slots) const {
-    std::vector<double> native(slot.times_us.size(), 0.0);
-    for (const auto& other : slots) {
-      if (variants_[other.variant].algorithm != "native" || other.in_place != slot.in_place) continue;
-      for (std::size_t repeat = 0; repeat < native.size(); ++repeat) {
-        const double time = other.times_us[repeat];
-        native[repeat] = native[repeat] == 0 ? time : std::min(native[repeat], time);
+  /// Whether variant `v` is one the speedups are measured against.
+  [[nodiscard]] bool is_baseline(std::size_t v) const {
+    if (baseline_ == Baseline::mpi_best) return variants_[v].mpi.has_value();
+    return baseline_ == Baseline::native && variants_[v].algorithm == "native";
+  }
+
+  /// Per repeat, the fastest baseline slot at `in_place`: Open MPI's faster call (mpi_best), or
+  /// the faster native on either kind of buffer. Empty when no baseline was measured.
+  [[nodiscard]] std::vector<double> baseline_times(bool in_place, const std::vector<Slot>& slots) const {
+    std::vector<double> fastest;
+    for (const auto& slot : slots) {
+      if (!is_baseline(slot.variant) || slot.in_place != in_place) continue;
+      if (fastest.empty()) fastest.assign(slot.times_us.size(), std::numeric_limits<double>::infinity());
+      for (std::size_t repeat = 0; repeat < fastest.size(); ++repeat) {
+        fastest[repeat] = std::min(fastest[repeat], slot.times_us[repeat]);
       }
     }
-    return paired_speedup(native, slot.times_us);
+    return fastest;
   }
 
   /// Makes variant `v` the one that the next calls measure.
   void select(std::size_t v) {
+    variant_ = v;
     settings_.algorithm = variants_[v].algorithm;
     current_ = &buffers_[variants_[v].user_buffers ? 1 : 0];
   }
@@ -223,8 +234,26 @@ class Sweep {
             .recv_at = in_place ? counts.in_place_recv_offset * element_ : 0};
   }
 
+  /// Starts one call of the current variant and waits for it: meshcomm's, or Open MPI's own.
+  void call_once(const Placement& at, const PerfCounts& counts, bool in_place) const {
+    const auto& variant = variants_[variant_];
+    if (!variant.mpi) {
+      operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+      return;
+    }
+    // MPI_IN_PLACE finds the input where MPI's in-place rules put it: in the one buffer.
+    operation_.call_mpi({.call = *variant.mpi,
+                         .comm = mpi_comm_,
+                         .send = in_place ? MPI_IN_PLACE : at.send(),
+                         .recv = at.recv_buffer.data(),
+                         .in_place = in_place,
+                         .element = detail::mpi_type(options_.type)},
+                        counts, settings_);
+  }
+
   /// Checks one call's result against the expected data (outside any timing), then runs the
-  /// warm-up calls; returns the wrong elements over all ranks.
+  /// warm-up calls; returns the wrong elements over all ranks. Open MPI's calls are filled with
+  /// the same data but not checked: their in-place layouts differ from meshcomm's.
   std::uint64_t check_and_warm_up(const PerfCounts& counts, bool in_place) {
     const auto at = placement(counts, in_place);
     std::uint64_t local_wrong = 0;
@@ -233,11 +262,13 @@ class Sweep {
                       comm_);
       at.send_buffer.upload();
       if (!in_place) at.recv_buffer.upload();
-      operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+      call_once(at, counts, in_place);
       at.recv_buffer.download();
-      local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, comm_);
+      if (!variants_[variant_].mpi) {
+        local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, comm_);
+      }
     }
-    for (int i = 0; i < options_.warmup; ++i) operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+    for (int i = 0; i < options_.warmup; ++i) call_once(at, counts, in_place);
     return sum_over_ranks(comm_, local_wrong);
   }
 
@@ -246,25 +277,37 @@ class Sweep {
   /// variant timed before it did.
   double timed_microseconds(const PerfCounts& counts, bool in_place) {
     const auto at = placement(counts, in_place);
-    if (options_.warmup > 0) operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+    if (options_.warmup > 0) call_once(at, counts, in_place);
     comm_.barrier();
-    const double seconds = timed_iterations(at.send(), at.recv(), counts);
+    const double seconds = timed_iterations(at, counts, in_place);
     return across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
   }
 
-  /// The median of a slot's repeats, with its bandwidths, recorded for the JSON output.
-  Measurement summarize(Slot& slot, const PerfCounts& counts) {
-    const bool in_place = slot.in_place;
-    std::sort(slot.times_us.begin(), slot.times_us.end());
+  /// The median of `times_us` with its bandwidths.
+  [[nodiscard]] Measurement measure(std::vector<double> times_us, const PerfCounts& counts) const {
     Measurement result;
-    result.time_us = slot.times_us[slot.times_us.size() / 2];
+    result.time_us = median(std::move(times_us));
     result.algbw = result.time_us > 0 ? static_cast<double>(reported_bytes(counts)) / (result.time_us * 1e3) : 0;
     result.busbw = result.algbw * operation_.bus_factor(comm_.size());
+    return result;
+  }
+
+  /// The median of a slot's repeats, with its bandwidths, recorded for the JSON output.
+  Measurement summarize(const Slot& slot, const PerfCounts& counts) {
+    Measurement result = measure(slot.times_us, counts);
     result.wrong = slot.wrong;
     result.speedup = slot.speedup;
+    const char* buffers = options_.memory == MemoryKind::cuda ? "cuda" : current_ == &buffers_[1] ? "user" : "shared";
+    record(settings_.algorithm.empty() ? "auto" : settings_.algorithm, buffers, slot.in_place, result, counts);
+    return result;
+  }
+
+  /// One JSON record: a measured variant, or the mpi_best reference, at one size and placement.
+  void record(const std::string& algorithm, const char* buffers, bool in_place, const Measurement& result,
+              const PerfCounts& counts) {
     records_.push_back({
         {"op", operation_.name()},
-        {"algo", settings_.algorithm.empty() ? "auto" : settings_.algorithm},
+        {"algo", algorithm},
         {"repeats", options_.repeats},
         {"backend", to_string(comm_.backend())},
         {"ranks", comm_.size()},
@@ -278,24 +321,28 @@ class Sweep {
         {"algbw_gbps", result.algbw},
         {"busbw_gbps", result.busbw},
         {"wrong", result.wrong},
-        {"speedup_over_native", result.speedup},
-        {"buffers", options_.memory == MemoryKind::cuda ? "cuda" : current_ == &buffers_[1] ? "user" : "shared"},
+        {"speedup", result.speedup},
+        {"speedup_over", baseline_name()},
+        {"buffers", buffers},
         {"memory", to_string(options_.memory)},
     });
-    return result;
+  }
+
+  [[nodiscard]] const char* baseline_name() const {
+    return std::array{"mpi_best", "native", "none"}[static_cast<int>(baseline_)];
   }
 
   /// Seconds for the timed iterations. With device buffers, CUDA events on the stream time them,
   /// as nccl-tests does: on a stream-ordered backend the calls are queued back to back; on a
   /// host-driven one each call is waited for before the next. Host buffers: the host clock.
-  double timed_iterations(const void* send, void* recv, const PerfCounts& counts) {
+  double timed_iterations(const Placement& at, const PerfCounts& counts, bool in_place) {
     if (stream_ != nullptr) {
       const bool queued = comm_.backend() == BackendKind::nccl;
       std::vector<Work> works;
       works.reserve(queued ? static_cast<std::size_t>(options_.iterations) : 0);
       const double milliseconds = verifiable::stream_milliseconds(stream_.get(), [&] {
         for (int i = 0; i < options_.iterations; ++i) {
-          auto work = operation_.start(comm_, send, recv, counts, settings_);
+          auto work = operation_.start(comm_, at.send(), at.recv(), counts, settings_);
           if (queued) {
             works.push_back(std::move(work));
           } else {
@@ -307,7 +354,7 @@ class Sweep {
       return milliseconds / 1e3;
     }
     const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.iterations; ++i) operation_.start(comm_, send, recv, counts, settings_).wait();
+    for (int i = 0; i < options_.iterations; ++i) call_once(at, counts, in_place);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
@@ -320,24 +367,41 @@ class Sweep {
                algorithm_list(), to_string(options_.type),
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
-    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} timer {} host {} pid {}\n#\n",
+    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} timer {} host {} pid {}\n",
                options_.iterations, options_.warmup, options_.repeats, options_.check ? 1 : 0,
                options_.memory == MemoryKind::cuda ? "cuda"
                : options_.user_buffers            ? (options_.shared_buffers ? "both" : "user")
                                                   : "shared",
                stream_ != nullptr ? "cuda-events" : "host-clock", host,
                getpid());
-    const bool compare = variants_.size() > 1;
+    fmt::print("# {}\n#\n", baseline_description());
+    const bool compare = baseline_ != Baseline::none;
     auto line = [&](auto... column) {
       fmt::print("# {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}", column...);
     };
     line("", "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
-    fmt::print("{}\n", compare ? "   vs native" : "");
+    fmt::print("{}\n", compare ? fmt::format(" {:>13}", fmt::format("vs {}", baseline_name())) : "");
     line("size", "count", "type", "redop", "root", "algo", "time", "algbw", "busbw", "#wrong", "time", "algbw",
          "busbw", "#wrong");
     fmt::print("{}\n", compare ? "   out    in" : "");
     line("(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     fmt::print("\n");
+  }
+
+  /// The header line that says what the speedup columns are against.
+  [[nodiscard]] std::string baseline_description() const {
+    const auto calls = operation_.mpi_calls();
+    const std::string missing = mpi_best_missing_.empty() ? "" : fmt::format("no mpi_best: {}; ", mpi_best_missing_);
+    switch (baseline_) {
+      case Baseline::mpi_best:
+        return fmt::format("speedup = mpi_best / time, median of per-repeat ratios; mpi_best = per repeat the faster of "
+                           "{} and {} + MPI_Wait on user buffers (rows mpi_best)",
+                           calls.blocking, calls.nonblocking);
+      case Baseline::native:
+        return missing + "speedup = native / time, median of per-repeat ratios (needs --algo ...,native)";
+      case Baseline::none: break;
+    }
+    return "no speedup column (--baseline none)";
   }
 
   [[nodiscard]] std::string algorithm_list() const {
@@ -355,22 +419,22 @@ class Sweep {
     return name;
   }
 
-  /// One table row; with several variants, also the speedup over native (speedup_over_native()).
-  void print_row(const PerfCounts& counts, std::size_t v, const std::vector<std::pair<Measurement, Measurement>>& row)
+  /// One table row; with a baseline, also the speedup over it.
+  void print_row(const PerfCounts& counts, const std::string& name, const std::pair<Measurement, Measurement>& row)
       const {
     if (comm_.rank() != 0) return;
-    const auto& [out, in] = row[v];
+    const auto& [out, in] = row;
     auto placement = [](const Measurement& m) {
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
     std::string speedup;
-    if (variants_.size() > 1 && out.speedup > 0) {
+    if (out.speedup > 0) {
       speedup = fmt::format("  {:>5.2f}x", out.speedup);
       if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", in.speedup);
     }
     fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {}  {}{}\n", reported_bytes(counts), counts.reported,
                to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
-               operation_.has_root() ? options_.root : -1, variant_name(v), placement(out),
+               operation_.has_root() ? options_.root : -1, name, placement(out),
                operation_.has_in_place() ? placement(in)
                                          : fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A"),
                speedup);
@@ -397,12 +461,17 @@ class Sweep {
   };
   struct Variant {
     std::string algorithm;
-    bool user_buffers;
+    bool user_buffers = false;
+    std::optional<MpiCall> mpi;  // set: Open MPI's own call, not meshcomm's
   };
   Buffers buffers_[2];  // shared (or cuda), user
   std::shared_ptr<void> stream_;  // with --memory cuda
   const Buffers* current_ = nullptr;
+  std::size_t variant_ = 0;
   std::vector<Variant> variants_;
+  Baseline baseline_ = Baseline::none;
+  std::string mpi_best_missing_;  // why --baseline mpi_best fell back to native
+  MPI_Comm mpi_comm_ = MPI_COMM_NULL;  // Open MPI's calls run here, apart from meshcomm's traffic
   std::vector<nlohmann::json> records_;
 };
 

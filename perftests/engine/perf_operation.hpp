@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "meshcomm/communicator.hpp"
+#include "mpi_reference.hpp"
 
 namespace meshcomm::perf {
 
@@ -52,6 +54,12 @@ class PerfOperation {
   /// Starts one call.
   virtual Work start(Communicator& comm, const void* send, void* recv, const PerfCounts& counts,
                      const PerfSettings& settings) const = 0;
+  /// Open MPI's two calls for this operation (the mpi_best reference); empty names for none.
+  [[nodiscard]] virtual MpiCallNames mpi_calls() const { return {}; }
+  /// Runs Open MPI's call once, as `mpi` says, on the counts and settings of start().
+  virtual void call_mpi(const MpiReference&, const PerfCounts&, const PerfSettings&) const {
+    throw std::logic_error(std::string(name()) + "_perf has no Open MPI reference call");
+  }
 };
 
 /// The whole program: parses nccl-tests' options, creates the world (mpirun or threads), runs the

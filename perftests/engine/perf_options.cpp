@@ -90,11 +90,18 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
   app.add_option("--repeat", options.repeats, "timed runs per size and algorithm; the median is reported")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--json", options.json_path, "write one JSON record per size and placement to this file");
-  std::string buffers = "shared";
+  std::string buffers = "user";
   app.add_option("--buffers", buffers,
-                 "shared: meshcomm's Communicator::allocate_shared (as nccl-tests can use ncclMemAlloc); user: plain "
-                 "page-aligned memory; both: every algorithm on each, side by side")
+                 "user: plain page-aligned memory, as the tensors a trainer has; shared: meshcomm's "
+                 "Communicator::allocate_shared (as nccl-tests can use ncclMemAlloc); both: every algorithm on each, "
+                 "side by side")
       ->capture_default_str()->check(CLI::IsMember({"shared", "user", "both"}));
+  std::string baseline = "mpi_best";
+  app.add_option("--baseline", baseline,
+                 "what the speedup column compares against: mpi_best (per repeat, the faster of Open MPI's blocking "
+                 "and nonblocking call, on user buffers; host memory under mpirun), native (meshcomm's native "
+                 "algorithm, when --algo lists it) or none")
+      ->capture_default_str()->check(CLI::IsMember({"mpi_best", "native", "none"}));
   try {
     app.parse(argc, argv);
     options.min_bytes = parse_size(min_bytes, "-b");
@@ -151,6 +158,9 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                     : backend == "nccl" ? BackendKind::nccl
                     : backend == "ucx"  ? BackendKind::ucx
                                         : BackendKind::mpi;
+  options.baseline = baseline == "mpi_best" ? Baseline::mpi_best
+                     : baseline == "native" ? Baseline::native
+                                            : Baseline::none;
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
   if (options.memory == MemoryKind::cuda) {
     // Device buffers are one kind; --buffers chooses among host buffers only.

@@ -14,6 +14,13 @@ namespace meshcomm::perf {
 /// How ranks' times combine into the reported time (nccl-tests' -a).
 enum class TimeAcross : std::uint8_t { rank0 = 0, mean = 1, min = 2, max = 3 };
 
+/// What the speedup column compares against (--baseline).
+enum class Baseline : std::uint8_t {
+  mpi_best,  // per repeat, the faster of Open MPI's blocking and nonblocking call, timed in turn
+  native,    // meshcomm's own `native` algorithm, when --algo lists it
+  none,
+};
+
 /// The command line of a perftest; nccl-tests' options keep their meanings.
 struct PerfOptions {
   std::size_t min_bytes = 32 << 20;  // -b
@@ -32,8 +39,9 @@ struct PerfOptions {
   std::vector<std::string> algorithms{""};   // --algo a,b,c: each size runs each in turn ("" = auto)
   int repeats = 1;                           // --repeat: median over this many timed runs
   std::string json_path;                     // --json
-  bool shared_buffers = true;                // --buffers shared|both: meshcomm's allocate_shared
-  bool user_buffers = false;                 // --buffers user|both: plain page-aligned memory
+  bool shared_buffers = false;               // --buffers shared|both: meshcomm's allocate_shared
+  bool user_buffers = true;                  // --buffers user|both: plain page-aligned memory, as a trainer's
+  Baseline baseline = Baseline::mpi_best;    // --baseline
   MemoryKind memory = MemoryKind::host;      // --memory host|cuda
 };
 

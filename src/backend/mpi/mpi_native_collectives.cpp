@@ -13,38 +13,12 @@
 #include "mpi_backend.hpp"
 #include "mpi_check.hpp"
 #include "mpi_collective_request.hpp"
+#include "mpi_datatypes.hpp"
 #include "reduction.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
-
-MPI_Datatype mpi_type(DataType type) {
-  switch (type) {
-    case DataType::f32: return MPI_FLOAT;
-    case DataType::f64: return MPI_DOUBLE;
-    case DataType::i8: return MPI_INT8_T;
-    case DataType::u8: return MPI_UINT8_T;
-    case DataType::i32: return MPI_INT32_T;
-    case DataType::u32: return MPI_UINT32_T;
-    case DataType::i64: return MPI_INT64_T;
-    case DataType::u64: return MPI_UINT64_T;
-    case DataType::f16:
-    case DataType::bf16: break;
-  }
-  return MPI_DATATYPE_NULL;
-}
-
-MPI_Op mpi_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-    case ReduceOp::avg: return MPI_SUM;  // avg divides after completion
-    case ReduceOp::prod: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
-  }
-  return MPI_OP_NULL;
-}
 
 int as_int(std::size_t value) { return static_cast<int>(value); }
 
