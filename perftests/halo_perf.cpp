@@ -9,9 +9,12 @@
 //   mpirun -np 2 build/perftests/halo_perf --backend ucx --buffers shared  # rma puts into mapped memory
 //
 // For each strategy and direction: the time of one exchange (median over repeats of the mean
-// over iterations, maximum over ranks; the strategies measured side by side), the bytes each rank sends, and the speedup over
-// heads_alltoall, whose two transposes ([S/P, H, D] → [S, H/P, D] and back) are what a layer
-// pays instead. `mpi_sendrecv` is two raw MPI_Sendrecv calls moving the p2p strategy's bytes.
+// over iterations, maximum over ranks; the strategies measured side by side), the bytes each
+// rank sends, and two speedups:
+// - over heads_alltoall, whose two transposes ([S/P, H, D] → [S, H/P, D] and back) are what a
+//   layer pays instead, in each direction;
+// - over `mpi_isend_irecv`, the p2p strategy's forward bytes moved by concurrent raw Irecv/Isend
+//   pairs, as a hand-written exchange does (`mpi_sendrecv`: the same bytes, two MPI_Sendrecv calls).
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -110,18 +114,25 @@ struct Result {
   double time_us;
 };
 
+/// The raw Open MPI exchanges that move the p2p strategy's bytes: the baseline (concurrent
+/// Irecv/Isend pairs, as a hand-written halo exchange does) and two sequential MPI_Sendrecv calls.
+constexpr const char* kRawExchange = "mpi_isend_irecv";
+constexpr const char* kRawSendrecv = "mpi_sendrecv";
+
 std::vector<std::string> chosen_strategies(const std::string& text) {
-  const std::vector<std::string> all = {"p2p",          "neighbor_alltoallv", "mpi_neighbor", "rma",
-                                        "mpi_sendrecv", "heads_alltoall"};
+  const std::vector<std::string> all = {"p2p", "neighbor_alltoallv", "mpi_neighbor", "rma", kRawExchange, kRawSendrecv,
+                                        "heads_alltoall"};
   if (text == "all") return all;
   std::string name = text == "neighbor_alltoall" ? "neighbor_alltoallv" : text;
   if (std::find(all.begin(), all.end(), name) == all.end()) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("--strategy {} is unknown; valid: all, p2p, neighbor_alltoall, mpi_neighbor, rma, "
-                            "mpi_sendrecv, heads_alltoall",
-                            text));
+                fmt::format("--strategy {} is unknown; valid: all, {}", text, fmt::join(all, ", ")));
   }
-  return {name, "heads_alltoall"};
+  std::vector<std::string> chosen{name};
+  for (const char* baseline : {kRawExchange, "heads_alltoall"}) {
+    if (name != baseline) chosen.emplace_back(baseline);
+  }
+  return chosen;
 }
 
 /// What one sequence length's variants share across communicators.
@@ -137,11 +148,77 @@ struct Case {
   StreamRef stream;
 };
 
+/// heads_alltoall: what a head-sharded layer pays instead of a halo, each direction timed as it
+/// runs. Forward: the activations go to heads ([S/P, H, D] → [S, H/P, D]) before attention and
+/// back after. Adjoint: the output gradient goes to heads (to_sequence's adjoint) and the input
+/// gradient back (to_heads'), on buffers of their own.
+void add_head_transposes(Communicator& comm, const HaloOptions& options, const Case& shape,
+                         std::vector<Variant>& variants) {
+  auto transpose = std::make_shared<HeadTranspose>(HeadTranspose::create(
+      comm, {.shard_rows = shape.shard_rows, .heads = options.heads, .head_dim = options.channels / options.heads,
+             .type = shape.type, .memory = options.memory}));
+  const std::size_t bytes = 2 * transpose->bytes_sent();
+  const std::size_t heads_bytes = transpose->sequence_rows() * transpose->local_heads() *
+                                  (options.channels / options.heads) * size_of(shape.type);
+  auto both_ways = [transpose, stream = shape.stream](std::shared_ptr<std::byte> sequence,
+                                                      std::shared_ptr<std::byte> heads) {
+    return [transpose, stream, sequence, heads] {
+      transpose->to_heads(sequence.get(), heads.get(), stream).wait();
+      transpose->to_sequence(heads.get(), sequence.get(), stream).wait();
+    };
+  };
+  variants.push_back({"heads_alltoall", "forward", bytes, both_ways(shape.sequence, shape.heads)});
+  variants.push_back({"heads_alltoall", "adjoint", bytes,
+                      both_ways(filled_buffer(shape.own * shape.row_bytes, std::byte{4}, options.memory),
+                                filled_buffer(heads_bytes, std::byte{5}, options.memory))});
+}
+
+/// The p2p strategy's forward bytes moved by raw Open MPI calls on `extended` (no periodic wrap):
+/// my last `left` rows go right and become its left halo; my first `right` rows go left.
+void add_raw_exchange(const std::string& name, Communicator& comm, const HaloOptions& options, const Case& shape,
+                      std::byte* extended, std::vector<Variant>& variants) {
+  const int rank = comm.rank();
+  const bool has_left = rank > 0;
+  const bool has_right = rank + 1 < comm.size();
+  const int left_peer = has_left ? rank - 1 : MPI_PROC_NULL;
+  const int right_peer = has_right ? rank + 1 : MPI_PROC_NULL;
+  const auto& [shard_rows, own, left, right, row_bytes, type, sequence, heads, stream] = shape;
+  const std::size_t bytes = ((has_right ? left : 0) + (has_left ? right : 0)) * row_bytes;
+  std::byte* to_right = extended + own * row_bytes;  // rows left+own-left .. left+own
+  std::byte* from_left = extended;
+  std::byte* to_left = extended + left * row_bytes;
+  std::byte* from_right = extended + (left + own) * row_bytes;
+  const int left_count = static_cast<int>(left * row_bytes);
+  const int right_count = static_cast<int>(right * row_bytes);
+  const bool touch = options.touch;
+  auto finish = [=, left = left, own = own, right = right, row_bytes = row_bytes] {
+    if (touch) read_halo(extended, left, own, right, row_bytes);
+  };
+  if (name == kRawSendrecv) {
+    variants.push_back({name, "forward", bytes, [=] {
+                          MPI_Sendrecv(to_right, left_count, MPI_BYTE, right_peer, 7, from_left, left_count, MPI_BYTE,
+                                       left_peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                          MPI_Sendrecv(to_left, right_count, MPI_BYTE, left_peer, 8, from_right, right_count, MPI_BYTE,
+                                       right_peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                          finish();
+                        }});
+    return;
+  }
+  variants.push_back({name, "forward", bytes, [=] {
+                        std::array<MPI_Request, 4> requests{};
+                        MPI_Irecv(from_left, left_count, MPI_BYTE, left_peer, 7, MPI_COMM_WORLD, &requests[0]);
+                        MPI_Irecv(from_right, right_count, MPI_BYTE, right_peer, 8, MPI_COMM_WORLD, &requests[1]);
+                        MPI_Isend(to_right, left_count, MPI_BYTE, right_peer, 7, MPI_COMM_WORLD, &requests[2]);
+                        MPI_Isend(to_left, right_count, MPI_BYTE, left_peer, 8, MPI_COMM_WORLD, &requests[3]);
+                        MPI_Waitall(4, requests.data(), MPI_STATUSES_IGNORE);
+                        finish();
+                      }});
+}
+
 /// Adds `comm`'s variants of every chosen strategy; `suffix` tells backends apart ("@ucx") when
 /// several run side by side, and `baselines` adds the raw MPI and head all-to-all references.
 void add_variants(Communicator& comm, const HaloOptions& options, const Case& shape, const std::string& suffix,
                   bool baselines, std::vector<Variant>& variants, std::vector<std::shared_ptr<void>>& keep) {
-  const int size = comm.size();
   const int rank = comm.rank();
   const auto& [shard_rows, own, left, right, row_bytes, type, sequence, heads, stream] = shape;
   const MemoryKind memory = options.memory;
@@ -161,37 +238,11 @@ void add_variants(Communicator& comm, const HaloOptions& options, const Case& sh
     }
     if (name == "heads_alltoall") {
       if (!baselines) continue;
-      auto transpose = std::make_shared<HeadTranspose>(HeadTranspose::create(
-          comm, {.shard_rows = shard_rows, .heads = options.heads, .head_dim = options.channels / options.heads,
-                 .type = type, .memory = memory}));
-      const std::size_t bytes = 2 * transpose->bytes_sent();
-      auto both_ways = [transpose, sequence, heads, stream] {
-        transpose->to_heads(sequence.get(), heads.get(), stream).wait();
-        transpose->to_sequence(heads.get(), sequence.get(), stream).wait();
-      };
-      variants.push_back({name, "forward", bytes, both_ways});
-      variants.push_back({name, "adjoint", bytes, both_ways});
+      add_head_transposes(comm, options, shape, variants);
       continue;
     }
-    if (name == "mpi_sendrecv") {
-      if (!baselines || memory != MemoryKind::host) continue;
-      // The p2p strategy's bytes, moved by two raw MPI_Sendrecv calls (no periodic wrap).
-      const int left_peer = rank > 0 ? rank - 1 : MPI_PROC_NULL;
-      const int right_peer = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
-      const std::size_t bytes = ((rank + 1 < size ? left : 0) + (rank > 0 ? right : 0)) * row_bytes;
-      auto* base = extended.get();
-      const bool touch = options.touch;
-      variants.push_back({name, "forward", bytes, [=, left = left, own = own, right = right, row_bytes = row_bytes] {
-                            // my last `left` rows go right and become its left halo; my first `right` rows go left.
-                            MPI_Sendrecv(base + (left + own - left) * row_bytes, static_cast<int>(left * row_bytes),
-                                         MPI_BYTE, right_peer, 7, base, static_cast<int>(left * row_bytes), MPI_BYTE,
-                                         left_peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                            MPI_Sendrecv(base + left * row_bytes, static_cast<int>(right * row_bytes), MPI_BYTE,
-                                         left_peer, 8, base + (left + own) * row_bytes,
-                                         static_cast<int>(right * row_bytes), MPI_BYTE, right_peer, 8, MPI_COMM_WORLD,
-                                         MPI_STATUS_IGNORE);
-                            if (touch) read_halo(base, left, own, right, row_bytes);
-                          }});
+    if (name == kRawExchange || name == kRawSendrecv) {
+      if (baselines && memory == MemoryKind::host) add_raw_exchange(name, comm, options, shape, extended.get(), variants);
       continue;
     }
     HaloStrategy strategy = name == "p2p"            ? HaloStrategy::p2p
@@ -262,18 +313,33 @@ std::vector<Result> measure(const std::vector<Communicator*>& comms, const HaloO
   return results;
 }
 
-void print_table(const std::vector<Result>& results) {
-  std::map<std::string, double> heads_time;
+/// Per (direction, seq): the time of `strategy`, to compare every row with.
+std::map<std::string, double> times_of(const std::vector<Result>& results, const std::string& strategy) {
+  std::map<std::string, double> times;
   for (const auto& r : results) {
-    if (r.strategy == "heads_alltoall") heads_time[r.direction + std::to_string(r.seq)] = r.time_us;
+    if (r.strategy == strategy) times[r.direction + std::to_string(r.seq)] = r.time_us;
   }
-  fmt::print("# {:>8} {:>20} {:>9} {:>14} {:>12} {:>10} {:>16}\n", "seq", "strategy", "direction", "bytes/rank",
-             "time (us)", "GB/s", "vs heads_a2a");
+  return times;
+}
+
+/// How many times faster `r` is than the reference time for its direction and length; 0 without one.
+double speedup_over(std::map<std::string, double>& reference, const Result& r) {
+  const double time = reference[r.direction + std::to_string(r.seq)];
+  return time > 0 && r.time_us > 0 ? time / r.time_us : 0.0;
+}
+
+void print_table(const std::vector<Result>& results) {
+  auto heads = times_of(results, "heads_alltoall");
+  auto raw = times_of(results, kRawExchange);
+  fmt::print("# {:>8} {:>20} {:>9} {:>14} {:>12} {:>10} {:>14} {:>16}\n", "seq", "strategy", "direction", "bytes/rank",
+             "time (us)", "GB/s", "vs heads_a2a", "vs isend_irecv");
+  auto ratio = [](double speedup, const char* format) {
+    return speedup > 0 ? fmt::format(fmt::runtime(format), speedup) : std::string("-");
+  };
   for (const auto& r : results) {
-    const double heads = heads_time[r.direction + std::to_string(r.seq)];
-    const std::string speedup = heads > 0 ? fmt::format("{:.1f}x", heads / r.time_us) : "-";
-    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>16}\n", r.seq, r.strategy, r.direction, r.bytes,
-               r.time_us, r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0, speedup);
+    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>14} {:>16}\n", r.seq, r.strategy, r.direction,
+               r.bytes, r.time_us, r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0,
+               ratio(speedup_over(heads, r), "{:.1f}x"), ratio(speedup_over(raw, r), "{:.2f}x"));
   }
 }
 
@@ -305,20 +371,18 @@ void run_on(const std::vector<Communicator*>& comms, const HaloOptions& options,
   if (comm.rank() == 0) {
     const auto& all = sweep.empty() ? results : sweep;
     if (!options.json_path.empty()) {
-      std::map<std::string, double> heads_time;
-      for (const auto& r : all) {
-        if (r.strategy == "heads_alltoall") heads_time[r.direction + std::to_string(r.seq)] = r.time_us;
-      }
+      auto heads = times_of(all, "heads_alltoall");
+      auto raw = times_of(all, kRawExchange);
       nlohmann::json records = nlohmann::json::array();
       for (const auto& r : all) {
-        const double heads = heads_time[r.direction + std::to_string(r.seq)];
         records.push_back({{"strategy", r.strategy}, {"direction", r.direction}, {"ranks", comm.size()},
                            {"seq", r.seq}, {"window", options.window}, {"causal", options.causal},
                            {"channels", options.channels}, {"dtype", options.dtype},
                            {"memory", std::string(to_string(options.memory))},
                            {"backends", fmt::format("{}", fmt::join(backends, ","))},
                            {"buffers", options.shared_buffers ? "shared" : "user"}, {"bytes_per_rank", r.bytes},
-                           {"time_us", r.time_us}, {"speedup_vs_heads", heads > 0 ? heads / r.time_us : 0.0}});
+                           {"time_us", r.time_us}, {"speedup_vs_heads", speedup_over(heads, r)},
+                           {"speedup_vs_isend_irecv", speedup_over(raw, r)}});
       }
       std::ofstream(options.json_path) << records.dump(2) << "\n";
       fmt::print("# JSON records: {}\n", options.json_path);
