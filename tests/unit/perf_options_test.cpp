@@ -1,9 +1,12 @@
-// The perftests' size parser: what it takes, and that nothing wraps or turns negative into huge.
+// The perftests' options: the size parser (what it takes, and that nothing wraps or turns
+// negative into huge), and the defaults that decide what a plain run compares.
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/perf_options.hpp"
 
@@ -43,6 +46,37 @@ TEST(PerfSizes, RejectsSignsFractionsUnitsAndOverflowNamingTheOption) {
       EXPECT_NE(message.find(why), std::string::npos) << message;
     }
   }
+}
+
+/// Parses `arguments` after a program name.
+std::optional<PerfOptions> parse(std::vector<std::string> arguments, int& exit_code) {
+  arguments.insert(arguments.begin(), "all_gather_perf");
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  return parse_perf_options(static_cast<int>(argv.size()), argv.data(), "all_gather_perf", true, exit_code);
+}
+
+TEST(PerfOptions, DefaultsMeasureUserBuffersAgainstOpenMpisFasterCall) {
+  int exit_code = 0;
+  const auto options = parse({}, exit_code);
+  ASSERT_TRUE(options.has_value());
+  EXPECT_TRUE(options->user_buffers);
+  EXPECT_FALSE(options->shared_buffers);
+  EXPECT_EQ(options->baseline, Baseline::mpi_best);
+}
+
+TEST(PerfOptions, BuffersAndBaselineAreChosenByName) {
+  int exit_code = 0;
+  const auto both = parse({"--buffers", "both", "--baseline", "native"}, exit_code);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_TRUE(both->user_buffers && both->shared_buffers);
+  EXPECT_EQ(both->baseline, Baseline::native);
+  const auto shared = parse({"--buffers", "shared", "--baseline", "none"}, exit_code);
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_TRUE(!shared->user_buffers && shared->shared_buffers);
+  EXPECT_EQ(shared->baseline, Baseline::none);
+  EXPECT_FALSE(parse({"--baseline", "fastest"}, exit_code).has_value());
+  EXPECT_NE(exit_code, 0);
 }
 
 }  // namespace
