@@ -32,7 +32,7 @@ for ((round = 1; round <= rounds; ++round)); do
     for size in "${sizes[@]}"; do
       for backend in mpi ucx; do
         mpirun -np 2 "$build/perftests/${operation}_perf" --backend "$backend" -b "$size" -e "$size" \
-          -n "$(iterations "$size")" -w 3 --repeat 3 --buffers both \
+          -n "$(iterations "$size")" -w 3 --repeat 3 --buffers both --baseline none \
           | awk -v op="$operation" -v b="$backend" '$1 ~ /^[0-9]+$/ {split($6, a, "/"); print op, $1, a[2], b, $7}' \
           >> "$results"
       done

@@ -16,8 +16,8 @@ first=${sizes%%,*}
 last=${sizes##*,}
 for ((round = 0; round < rounds; ++round)); do
   for perftest in all_reduce all_gather reduce_scatter alltoall broadcast; do
-    mpirun -np 2 "build/perftests/${perftest}_perf" --backend ucx --buffers user -b "$first" -e "$last" -f 4 \
-      -n 10 --json "$out/cpp_${perftest}_$round.json" >/dev/null
+    mpirun -np 2 "build/perftests/${perftest}_perf" --backend ucx --buffers user --baseline none \
+      -b "$first" -e "$last" -f 4 -n 10 --json "$out/cpp_${perftest}_$round.json" >/dev/null
   done
   mpirun -np 2 /usr/bin/python3 perftests/torch_collectives_perf.py --sizes "$sizes" --rounds 1 \
     --json "$out/torch_$round.json" >/dev/null 2>&1

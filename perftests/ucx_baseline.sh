@@ -46,7 +46,8 @@ for ((round = 1; round <= rounds; ++round)); do
         awk -v s="$size" '{printf "ucx_perftest %s %.3f\n", s, $6 * 1.048576 / 1000}' >> "$results"
     fi
   done
-  mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 64M -f 2 -n 1000 -w 50 --buffers user \
+  mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 64M -f 2 -n 1000 -w 50 \
+    --buffers user --baseline none \
     | awk '$1 ~ /^[0-9]+$/ {print $1, $7, $9}' \
     | while read -r size time busbw; do
         for wanted in "${sizes[@]}"; do
