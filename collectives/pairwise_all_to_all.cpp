@@ -63,9 +63,17 @@ class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
     if (!args.in_place) {
       return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label, memory);
     }
-    // In place: send from a copy, so incoming blocks cannot overwrite blocks still to be sent.
+    // In place: the peers' blocks are sent from a copy, so incoming blocks cannot overwrite
+    // blocks still to be sent; this rank's own block is already where it belongs.
     auto copy = comm.scratch().acquire(args.input.bytes(), memory);
-    copy_bytes(copy.get(), args.input.data, args.input.bytes(), memory);
+    const int rank = comm.rank();
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      copy_bytes(copy.get() + plan.send_offset[peer], byte_offset(args.input.data, plan.send_offset[peer]), block,
+                 memory);
+    }
+    plan.send_bytes[rank] = 0;
+    plan.recv_bytes[rank] = 0;
     return start_pairwise(comm, copy.get(), args.output.data, std::move(plan), args.label, memory, copy);
   }
 };

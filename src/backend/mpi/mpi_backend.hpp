@@ -10,6 +10,7 @@
 #include "patterns/collective_tags.hpp"
 #include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
+#include "scratch_pool.hpp"
 
 namespace meshcomm::detail {
 
@@ -70,6 +71,8 @@ class MpiBackend final : public Backend {
   std::unique_ptr<MpiTimeoutReports> timeout_reports_;
   /// The communicators native collectives run on, one per shape (made on internal_).
   std::unique_ptr<MpiNativeShapes> native_shapes_;
+  /// Copies native collectives send from, reused: a fresh large one costs page faults per call.
+  ScratchPool scratch_;
 };
 
 /// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`

@@ -25,7 +25,7 @@ class MpiCollectiveRequest final : public WorkState {
 
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<int> counts;          ///< int arrays MPI reads (all_to_allv)
-  std::vector<std::byte> scratch;   ///< copies MPI reads from
+  std::shared_ptr<std::byte[]> scratch;  ///< a copy MPI reads from, from the backend's pool
   std::function<void()> after;      ///< runs once on completion
 
   /// A native collective's timeout first asks the other ranks where they are (`reports`, owned

@@ -79,16 +79,31 @@ std::shared_ptr<WorkState> MpiBackend::post_native(const CollectiveArgs& args, M
       }
       break;
     case CollectiveKind::all_to_all: {
-      const void* send = args.input.data;
-      if (args.in_place) {
-        // Open MPI's nonblocking all-to-all has no in-place form: send from a copy.
-        operation->scratch.assign(static_cast<const std::byte*>(args.input.data),
-                                  static_cast<const std::byte*>(args.input.data) + args.input.bytes());
-        send = operation->scratch.data();
+      const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
+      if (!args.in_place) {
+        check_mpi(MPI_Ialltoall(args.input.data, as_int(block), MPI_BYTE, args.output.data, as_int(block), MPI_BYTE,
+                                comm, request),
+                  "MPI_Ialltoall", where);
+        break;
       }
-      const int block = as_int(args.input.bytes() / static_cast<std::size_t>(size_));
-      check_mpi(MPI_Ialltoall(send, block, MPI_BYTE, args.output.data, block, MPI_BYTE, comm, request),
-                "MPI_Ialltoall", where);
+      // Open MPI's nonblocking all-to-all has no in-place form: the peers' blocks are sent from a
+      // copy, and this rank's own block, already in place, is left out (an all-to-all-v with no
+      // bytes to itself), so that only (size-1)/size of the buffer is copied.
+      operation->scratch = scratch_.acquire(args.input.bytes());
+      auto& counts = operation->counts;
+      counts.assign(2 * static_cast<std::size_t>(size_), 0);
+      for (int peer = 0; peer < size_; ++peer) {
+        const std::size_t at = static_cast<std::size_t>(peer) * block;
+        counts[static_cast<std::size_t>(size_ + peer)] = as_int(at);
+        if (peer == rank_) continue;
+        counts[static_cast<std::size_t>(peer)] = as_int(block);
+        std::memcpy(operation->scratch.get() + at, static_cast<const std::byte*>(args.input.data) + at, block);
+      }
+      const int* sizes = counts.data();
+      const int* offsets = counts.data() + size_;
+      check_mpi(MPI_Ialltoallv(operation->scratch.get(), sizes, offsets, MPI_BYTE, args.output.data, sizes, offsets,
+                               MPI_BYTE, comm, request),
+                "MPI_Ialltoallv", where);
       break;
     }
     case CollectiveKind::all_to_allv: {
