@@ -137,7 +137,10 @@ Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs
   const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();
   if (args.output.memory == MemoryKind::cuda && !queued_on_stream) device::synchronize(args.stream);
   auto state = algorithm.start(comm, args);
-  if (state == nullptr) return Work();
+  if (state == nullptr) {  // complete inside the call
+    comm.record_completed(args.record_index);
+    return Work();
+  }
   return work_failing_communicator(comm, std::move(state), args.record_index);
 }
 

@@ -8,8 +8,6 @@
 // they all see the same descriptors, so they all decide alike, and a rank whose own input is not
 // shared starts the fallback without waiting for the others' descriptors.
 
-#include <unistd.h>
-
 #include <cstring>
 #include <functional>
 #include <string>
@@ -33,12 +31,6 @@ struct RegionDescriptor {
   std::uint64_t host = 0;
   SegmentReference segment;  ///< empty: the input is not in a shared segment
 };
-
-std::uint64_t host_identity() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return std::hash<std::string>{}(name);
-}
 
 RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
   RegionDescriptor descriptor;

@@ -36,8 +36,10 @@ Communicator Communicator::create(Bootstrap& bootstrap, const CommOptions& optio
       std::make_shared<detail::SharedMemoryRegistry>(backend->segment_provider())});
   std::vector<int> root_ranks(static_cast<std::size_t>(backend->size()));
   std::iota(root_ranks.begin(), root_ranks.end(), 0);
-  return Communicator(std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout,
-                                                                 std::move(family)));
+  auto impl = std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), timeout,
+                                                         std::move(family));
+  impl->set_up_eager_mailbox();
+  return Communicator(std::move(impl));
 }
 
 Communicator::Communicator(std::unique_ptr<detail::CommunicatorImpl> impl) noexcept : impl_(std::move(impl)) {}
@@ -85,9 +87,10 @@ Communicator Communicator::split(int color, int key) const {
   auto backend = impl.backend().split(members, color, impl.next_split_index());
   std::vector<int> root_ranks;
   for (int member : members) root_ranks.push_back(impl.root_ranks()[member]);
-  return Communicator(
-      std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout(),
-                                                 impl.family()));
+  auto child = std::make_unique<detail::CommunicatorImpl>(std::move(backend), std::move(root_ranks), impl.timeout(),
+                                                          impl.family());
+  child->set_up_eager_mailbox();
+  return Communicator(std::move(child));
 }
 
 Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stream) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "device/device_runtime.hpp"
+#include "eager/eager_mailbox.hpp"
 #include "environment.hpp"
 
 namespace meshcomm::detail {
@@ -118,5 +119,7 @@ void CommunicatorImpl::check_buffer_fully(const void* data, std::size_t count, M
     }
   }
 }
+
+void CommunicatorImpl::set_up_eager_mailbox() { eager_mailbox_ = EagerMailbox::create(*this, begin("create")); }
 
 }  // namespace meshcomm::detail

@@ -16,6 +16,7 @@
 namespace meshcomm::detail {
 
 class CollectiveEngine;
+class EagerMailbox;
 class SharedMemoryRegistry;
 
 /// What a root communicator and every communicator split from it share.
@@ -49,6 +50,10 @@ class CommunicatorImpl {
   /// Keeps a call in this communicator's flight record (FlightRecorder), dumped on the first
   /// failure one of its works reports; returns its index, for make_work (its completion time).
   std::uint64_t record(const FlightEntry& entry) const noexcept { return recorder_.record(entry); }
+  /// Notes that the call kept at `index` completed inside its call, with no Work to see it.
+  void record_completed(std::uint64_t index) const noexcept {
+    if (index != Work::kNotRecorded) recorder_.completed(index);
+  }
 
   /// Numbers the next operation and checks the communicator is still usable.
   [[nodiscard]] OperationLabel begin(const char* operation) {
@@ -109,6 +114,11 @@ class CommunicatorImpl {
   /// An error context naming this communicator's backend, rank and the operation.
   [[nodiscard]] ErrorContext context(OperationLabel label, int peer = -1) const;
 
+  /// The shared slots of tiny collectives (EagerMailbox); null where the ranks cannot share them.
+  [[nodiscard]] const std::shared_ptr<EagerMailbox>& eager_mailbox() const noexcept { return eager_mailbox_; }
+  /// Sets up the eager slots: collective, called as the communicator is made.
+  void set_up_eager_mailbox();
+
   /// Temporary memory for collectives, reused across calls.
   [[nodiscard]] ScratchPool& scratch() noexcept { return scratch_; }
 
@@ -150,6 +160,7 @@ class CommunicatorImpl {
   int collective_slot_ = 0;     ///< its next free slot
   std::uint64_t split_count_ = 0;
   ScratchPool scratch_;
+  std::shared_ptr<EagerMailbox> eager_mailbox_;
   /// Diagnostics written from const paths (every call's), never read by them: mutable.
   mutable FlightRecorder recorder_;
 };

@@ -1,7 +1,10 @@
 #include "shared_segment.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "meshcomm/shared_buffer.hpp"
 
@@ -30,6 +33,12 @@ std::optional<SegmentLocation> SharedMemoryRegistry::locate(const void* pointer,
   const auto offset = static_cast<std::size_t>(address - base);
   if (offset + bytes > segment.second) return std::nullopt;
   return SegmentLocation{segment.first, offset};
+}
+
+std::uint64_t host_identity() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return std::hash<std::string>{}(name);
 }
 
 SegmentReference SegmentReference::of(const SegmentLocation& location) noexcept {

@@ -35,6 +35,10 @@ class SegmentProvider {
   virtual std::byte* attach(const std::string& handle) = 0;
 };
 
+/// This host's identity (a hash of its name): ranks with equal values can map each other's
+/// segments.
+std::uint64_t host_identity();
+
 /// POSIX shared-memory segments (shm_open), named after the process: any backend.
 std::shared_ptr<SegmentProvider> make_posix_segments();
 

@@ -14,9 +14,25 @@ namespace {
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
-std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes) {
-  auto name = table.first_preferred(kind, backend, bytes, 2, [](std::string_view) { return true; });
+/// The first row that answers, for two ranks; `eager` declines (as it does for calls over its
+/// slots' size, or ranks not on one host) unless `eager_runs`.
+std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes,
+                      bool eager_runs = false) {
+  auto name = table.first_preferred(kind, backend, bytes, 2,
+                                    [&](std::string_view algorithm) { return eager_runs || algorithm != "eager"; });
   return name ? std::string(*name) : std::string("(none)");
+}
+
+TEST(SelectionTable, EagerComesFirstWhereItRunsExceptOnNccl) {
+  const auto table = SelectionTable::measured_defaults();
+  for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
+                    CollectiveKind::all_to_all, CollectiveKind::broadcast}) {
+    for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
+      EXPECT_EQ(preferred(table, kind, backend, 8, true), "eager") << to_string(kind) << " " << to_string(backend);
+    }
+    EXPECT_EQ(preferred(table, kind, BackendKind::nccl, 8, true), "native") << to_string(kind);
+  }
+  EXPECT_NE(preferred(table, CollectiveKind::all_to_allv, BackendKind::mpi, 8, true), "eager");
 }
 
 TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
@@ -34,7 +50,7 @@ TEST(SelectionTable, RowsAnswerByRanks) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](int ranks) {
     auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB, ranks,
-                                      [](std::string_view) { return true; });
+                                      [](std::string_view algorithm) { return algorithm != "eager"; });
     return name ? std::string(*name) : std::string("(none)");
   };
   EXPECT_EQ(at(2), "native");
@@ -44,7 +60,7 @@ TEST(SelectionTable, RowsAnswerByRanks) {
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
   auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
-                                    [](std::string_view algorithm) { return algorithm != "shm"; });
+                                    [](std::string_view algorithm) { return algorithm != "shm" && algorithm != "eager"; });
   ASSERT_TRUE(name);
   EXPECT_EQ(*name, "ring");
 }
@@ -57,11 +73,13 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
     ASSERT_TRUE(name) << to_string(kind);
     EXPECT_EQ(*name, "native") << to_string(kind);
   }
-  // On mpi the first all-gather row stops at 512 KiB: the table must be consulted per call.
-  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::mpi));
-  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_reduce, BackendKind::inproc));
-  EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, BackendKind::mpi).value_or(""), "native");
-  EXPECT_EQ(table.unconditional_first(CollectiveKind::broadcast, BackendKind::inproc).value_or(""), "binomial");
+  // Elsewhere `eager` comes first at every size, but it declines calls over its slots' size: the
+  // engine must ask it per call, so no backend's own collective is taken unconditionally.
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
+    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_gather, backend).value_or(""), "eager");
+    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, backend).value_or(""), "eager");
+  }
+  EXPECT_NE(table.unconditional_first(CollectiveKind::all_to_allv, BackendKind::mpi).value_or(""), "eager");
 }
 
 TEST(SelectionTable, ForcedNamesAndTheirErrors) {

@@ -1,0 +1,89 @@
+// The `eager` algorithm of every collective with equal contributions: ranks on one host publish
+// their inputs into shared slots (EagerMailbox) and each computes its output from the peers'.
+// For tiny calls: a call whose peers have all arrived completes inside the call.
+
+#include <fmt/format.h>
+
+#include "algorithm.hpp"
+#include "algorithms.hpp"
+#include "eager_mailbox.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// One eager operation not finished inside its call: finished by testing it (or any later one).
+class EagerWorkState final : public WorkState {
+ public:
+  EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, std::int64_t op, CollectiveKind kind,
+                 OperationLabel label)
+      : comm_(comm), mailbox_(std::move(mailbox)), op_(op), kind_(kind), label_(label) {}
+
+  bool test() override { return mailbox_->finished(op_); }
+
+  void wait_until(Clock::time_point deadline) override {
+    if (poll_until([this] { return test(); }, deadline)) return;
+    const auto ranks = mailbox_->waiting_for(op_);
+    throw Error(ErrorCode::timeout,
+                fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
+                            "before it on this communicator; every rank must make the same collective calls in the "
+                            "same order",
+                            to_string(kind_), fmt::join(ranks, ", ")),
+                comm_.context(label_, ranks.empty() ? -1 : ranks.front()));
+  }
+
+ private:
+  CommunicatorImpl& comm_;
+  std::shared_ptr<EagerMailbox> mailbox_;
+  std::int64_t op_;
+  CollectiveKind kind_;
+  OperationLabel label_;
+};
+
+template <CollectiveKind Kind>
+class EagerCollective final : public AlgorithmOf<Kind> {
+ public:
+  EagerCollective() : AlgorithmOf<Kind>("eager") {}
+
+  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    if (comm.eager_mailbox() == nullptr) {
+      return fmt::format("it needs 2 to {} ranks on one host, on the mpi, ucx or inproc backend, with shared memory",
+                         EagerMailbox::kMaxRanks);
+    }
+    if (args.input.memory != MemoryKind::host || args.output.memory != MemoryKind::host) {
+      return "it moves host memory only";
+    }
+    if (const auto bytes = EagerMailbox::published_bytes(args); bytes > EagerMailbox::kPayloadBytes) {
+      return fmt::format("each rank would publish {} bytes, more than the {} its slots hold", bytes,
+                         EagerMailbox::kPayloadBytes);
+    }
+    return {};
+  }
+
+  bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return comm.eager_mailbox() != nullptr && args.input.memory == MemoryKind::host &&
+           args.output.memory == MemoryKind::host && EagerMailbox::published_bytes(args) <= EagerMailbox::kPayloadBytes;
+  }
+
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const auto& mailbox = comm.eager_mailbox();
+    const std::int64_t op = mailbox->start(comm, args);
+    if (op < 0) return nullptr;  // finished inside the call
+    return std::make_shared<EagerWorkState>(comm, mailbox, op, Kind, args.label);
+  }
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms() {
+  std::vector<std::unique_ptr<Algorithm>> eager;
+  eager.push_back(std::make_unique<EagerCollective<CollectiveKind::all_gather>>());
+  eager.push_back(std::make_unique<EagerCollective<CollectiveKind::reduce_scatter>>());
+  eager.push_back(std::make_unique<EagerCollective<CollectiveKind::all_reduce>>());
+  eager.push_back(std::make_unique<EagerCollective<CollectiveKind::all_to_all>>());
+  eager.push_back(std::make_unique<EagerCollective<CollectiveKind::broadcast>>());
+  return eager;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,261 @@
+#include "eager_mailbox.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "communicator_impl.hpp"
+#include "meshcomm/error.hpp"
+#include "reduction.hpp"
+#include "setup_exchange.hpp"
+#include "shared_memory/shared_segment.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+constexpr std::size_t kLine = 64;  // the finished counter on a cache line of its own
+// A slot: its sequence word, the call's record after it, then the payload.
+constexpr std::size_t kRecordAt = 8;
+constexpr std::size_t kHeader = 2 * kLine;
+static_assert(kRecordAt + sizeof(CallRecord) <= kHeader);
+constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
+constexpr std::size_t kSegmentBytes = kLine + EagerMailbox::kSlots * kSlotStride;
+
+std::uint64_t load_acquire(const std::byte* word) noexcept {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(word)))
+      .load(std::memory_order_acquire);
+}
+
+void store_release(std::byte* word, std::uint64_t value) noexcept {
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word)).store(value, std::memory_order_release);
+}
+
+/// What a rank tells the others at set-up: its host and where its segment is (empty: none).
+struct Descriptor {
+  std::uint64_t host = 0;
+  SegmentReference segment;
+};
+
+bool on_backend_with_host_memory(BackendKind kind) noexcept {
+  return kind == BackendKind::mpi || kind == BackendKind::ucx || kind == BackendKind::inproc;
+}
+
+}  // namespace
+
+std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, OperationLabel label) {
+  const int size = comm.size();
+  if (size < 2 || size > kMaxRanks || !on_backend_with_host_memory(comm.backend_kind())) return nullptr;
+  std::shared_ptr<SharedSegment> own;
+  Descriptor mine;
+  mine.host = host_identity();
+  try {
+    own = comm.shared_memory().create(kSegmentBytes);
+    std::memset(own->base(), 0, kSegmentBytes);  // UCX's memory comes uncleared
+    mine.segment = SegmentReference::of({.handle = own->handle(), .offset = 0});
+  } catch (const Error&) {
+    own.reset();  // no eager path on this communicator: the others learn it from the empty reference
+  }
+  const auto gathered = exchange_all_gather(comm, std::as_bytes(std::span(&mine, 1)), label);
+  std::vector<Descriptor> all(static_cast<std::size_t>(size));
+  std::memcpy(all.data(), gathered.data(), gathered.size());
+  for (const auto& descriptor : all) {
+    if (descriptor.segment.empty() || descriptor.host != mine.host) return nullptr;
+  }
+  // Every rank has a segment on this host; each must also map all of them, and all must agree.
+  std::vector<std::byte*> bases(static_cast<std::size_t>(size), nullptr);
+  std::uint8_t mapped = 1;
+  for (int rank = 0; rank < size; ++rank) {
+    try {
+      bases[rank] = rank == comm.rank() ? own->base() : comm.shared_memory().map_peer(all[rank].segment.location().handle);
+    } catch (const Error&) {
+      mapped = 0;
+    }
+  }
+  const auto agreed = exchange_all_gather(comm, std::as_bytes(std::span(&mapped, 1)), label);
+  for (auto each : agreed) {
+    if (each != std::byte{1}) return nullptr;
+  }
+  return std::make_shared<EagerMailbox>(std::move(own), std::move(bases), comm.rank());
+}
+
+EagerMailbox::EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank)
+    : own_(std::move(own)), bases_(std::move(bases)), rank_(rank), size_(static_cast<int>(bases_.size())) {}
+
+EagerMailbox::~EagerMailbox() = default;
+
+std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) noexcept {
+  switch (args.kind) {
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::all_to_all: return args.input.bytes();
+    case CollectiveKind::broadcast: return args.output.bytes();
+    case CollectiveKind::all_to_allv: break;
+  }
+  return std::numeric_limits<std::size_t>::max();
+}
+
+std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
+  return bases_[rank] + kLine + static_cast<std::size_t>(op % kSlots) * kSlotStride;
+}
+
+bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
+  if (op < kSlots) return true;
+  for (int rank = 0; rank < size_; ++rank) {
+    if (rank != rank_ && static_cast<std::int64_t>(load_acquire(bases_[rank])) <= op - kSlots) return false;
+  }
+  return true;
+}
+
+bool EagerMailbox::arrived(int rank, std::int64_t op) const noexcept {
+  return static_cast<std::int64_t>(load_acquire(slot(rank, op))) == op + 1;
+}
+
+bool EagerMailbox::all_arrived(const Pending& pending) const noexcept {
+  if (pending.args.kind == CollectiveKind::broadcast) {
+    return pending.args.root == rank_ || arrived(pending.args.root, pending.op);
+  }
+  for (int rank = 0; rank < size_; ++rank) {
+    if (rank != rank_ && !arrived(rank, pending.op)) return false;
+  }
+  return true;
+}
+
+void EagerMailbox::publish(Pending& pending) noexcept {
+  std::byte* mine = slot(rank_, pending.op);
+  const auto& args = pending.args;
+  std::memcpy(mine + kRecordAt, &pending.record, sizeof pending.record);
+  if (args.kind != CollectiveKind::broadcast) {
+    std::memcpy(mine + kHeader, args.input.data, args.input.bytes());
+  } else if (args.root == rank_) {
+    std::memcpy(mine + kHeader, args.output.data, args.output.bytes());
+  }
+  store_release(mine, static_cast<std::uint64_t>(pending.op) + 1);
+  pending.published = true;
+}
+
+std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
+  const bool from_root_only = pending.args.kind == CollectiveKind::broadcast;
+  std::vector<CallRecord> records(static_cast<std::size_t>(size_), pending.record);
+  int first_other = -1;
+  for (int rank = 0; rank < size_; ++rank) {
+    if (rank == rank_ || (from_root_only && rank != pending.args.root)) continue;
+    std::memcpy(&records[rank], slot(rank, pending.op) + kRecordAt, sizeof(CallRecord));
+    if (first_other < 0 && !(records[rank] == pending.record)) first_other = rank;
+  }
+  if (first_other < 0) return std::nullopt;
+  ErrorContext context = pending.context;
+  context.peer = first_other;
+  return Error(ErrorCode::invalid_argument,
+               fmt::format("the ranks disagree about this collective: {}; every rank must make the same collective "
+                           "calls in the same order",
+                           describe_disagreement(records)),
+               context);
+}
+
+void EagerMailbox::finish(const Pending& pending) {
+  const auto& args = pending.args;
+  auto payload = [&](int rank) -> const std::byte* { return slot(rank, pending.op) + kHeader; };
+  auto failure = disagreement(pending);
+  if (failure) {
+    failures_.emplace(pending.op, *failure);
+    mark_read(pending.op);
+    return;
+  }
+  auto* output = static_cast<std::byte*>(args.output.data);
+  const std::size_t element = size_of(args.output.type);
+  switch (args.kind) {
+    case CollectiveKind::all_gather: {
+      const std::size_t block = args.input.bytes();
+      for (int rank = 0; rank < size_; ++rank) {
+        if (rank != rank_) std::memcpy(output + rank * block, payload(rank), block);
+      }
+      if (!args.in_place) std::memcpy(output + rank_ * block, args.input.data, block);
+      break;
+    }
+    case CollectiveKind::all_to_all: {
+      const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
+      for (int rank = 0; rank < size_; ++rank) {
+        if (rank != rank_) std::memcpy(output + rank * block, payload(rank) + rank_ * block, block);
+      }
+      if (!args.in_place) std::memcpy(output + rank_ * block, payload(rank_) + rank_ * block, block);
+      break;
+    }
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::reduce_scatter: {
+      // In rank order on every rank, so that all of them get the same bits.
+      const std::size_t count = args.output.count;
+      const std::size_t at = args.kind == CollectiveKind::reduce_scatter ? rank_ * count * element : 0;
+      reduce_pair(output, payload(0) + at, payload(1) + at, count, args.output.type, args.op);
+      for (int rank = 2; rank < size_; ++rank) reduce_into(output, payload(rank) + at, count, args.output.type, args.op);
+      if (args.op == ReduceOp::avg) divide_for_average(output, count, args.output.type, size_);
+      break;
+    }
+    case CollectiveKind::broadcast:
+      if (args.root != rank_) std::memcpy(output, payload(args.root), args.output.bytes());
+      break;
+    case CollectiveKind::all_to_allv: break;
+  }
+  mark_read(pending.op);
+}
+
+void EagerMailbox::mark_read(std::int64_t op) noexcept {
+  finished_ = op + 1;
+  store_release(bases_[rank_], static_cast<std::uint64_t>(finished_));
+}
+
+void EagerMailbox::progress() {
+  for (auto& pending : pending_) {
+    if (pending.published) continue;
+    if (!slot_free(pending.op)) break;
+    publish(pending);
+  }
+  while (!pending_.empty() && pending_.front().published && all_arrived(pending_.front())) {
+    finish(pending_.front());
+    pending_.pop_front();
+  }
+}
+
+std::int64_t EagerMailbox::start(const CommunicatorImpl& comm, const CollectiveArgs& args) {
+  std::lock_guard lock(mutex_);
+  const std::int64_t op = issued_++;
+  pending_.push_back({.op = op, .args = args, .record = CallRecord::of(args), .context = comm.context(args.label)});
+  progress();
+  return finished_ > op && !failures_.contains(op) ? -1 : op;
+}
+
+bool EagerMailbox::finished(std::int64_t op) {
+  std::lock_guard lock(mutex_);
+  if (finished_ <= op) progress();
+  if (auto failure = failures_.find(op); failure != failures_.end()) {
+    Error error = failure->second;
+    failures_.erase(failure);
+    throw error;
+  }
+  return finished_ > op;
+}
+
+std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
+  std::lock_guard lock(mutex_);
+  std::vector<int> ranks;
+  for (const auto& pending : pending_) {
+    if (pending.op > op) break;
+    for (int rank = 0; rank < size_; ++rank) {
+      if (rank == rank_) continue;
+      const bool behind = pending.published
+                              ? !arrived(rank, pending.op)
+                              : static_cast<std::int64_t>(load_acquire(bases_[rank])) <= pending.op - kSlots;
+      const bool needed = pending.args.kind != CollectiveKind::broadcast || !pending.published ||
+                          rank == pending.args.root;
+      if (behind && needed) ranks.push_back(rank);
+    }
+    if (!ranks.empty()) break;
+  }
+  return ranks;
+}
+
+}  // namespace meshcomm::detail

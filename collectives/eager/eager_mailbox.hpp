@@ -1,0 +1,104 @@
+#pragma once
+
+// The eager path for tiny collectives between processes (or threads) on one host: each rank
+// publishes its whole input into a slot of shared memory that every peer maps, and every rank
+// computes its own output from the peers' slots. No messages, no engine round trips: a call
+// whose peers have already arrived completes inside the call.
+//
+// Each rank owns one segment: a `finished` counter and kSlots slots, each a sequence word, the
+// call's record (CallRecord: a rank whose call differs from a peer's fails naming both) and
+// kPayloadBytes of payload. Operation n (counted per communicator, in call order, alike on every
+// rank) uses slot n % kSlots. A rank writes its payload, then stores n + 1 into the slot's
+// sequence word (release); a reader that loads n + 1 (acquire) may read the payload. Before
+// reusing a slot for operation n, its owner waits until every peer's `finished` counter shows
+// operation n - kSlots read. Operations publish and finish in call order; any test or wait on one
+// drives the older ones first, so no rank waits on a peer that waits on it.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <map>
+#include <optional>
+
+#include "call_record.hpp"
+#include "collective_args.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::detail {
+
+class CommunicatorImpl;
+class SharedSegment;
+
+/// One communicator's eager slots and its operations not yet finished.
+class EagerMailbox {
+ public:
+  /// The most bytes one rank publishes per operation.
+  static constexpr std::size_t kPayloadBytes = 4096;
+  /// Operations in flight before a rank waits for its peers to catch up.
+  static constexpr int kSlots = 4;
+  /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
+  static constexpr int kMaxRanks = 16;
+
+  /// Collective over `comm` (every rank calls it at the same point): each rank maps every peer's
+  /// segment. Null, alike on every rank, unless there are 2 to kMaxRanks ranks, all on this host,
+  /// on a backend that moves host memory, and every rank could make its segment.
+  static std::shared_ptr<EagerMailbox> create(CommunicatorImpl& comm, OperationLabel label);
+
+  EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank);
+  EagerMailbox(const EagerMailbox&) = delete;
+  EagerMailbox& operator=(const EagerMailbox&) = delete;
+  ~EagerMailbox();
+
+  /// How many bytes `args` publishes; the path takes a call only when this is at most
+  /// kPayloadBytes.
+  [[nodiscard]] static std::size_t published_bytes(const CollectiveArgs& args) noexcept;
+
+  /// Starts `args` as the next operation on `comm`; returns its number, or -1 when it finished
+  /// inside the call (its peers had all arrived and agreed).
+  std::int64_t start(const CommunicatorImpl& comm, const CollectiveArgs& args);
+  /// Drives the operations not yet finished, oldest first; true once operation `op` has finished.
+  /// Throws the Error of an operation whose ranks disagree about the call.
+  bool finished(std::int64_t op);
+  /// The ranks that operation `op` still waits for: the peers that have not published it, or (if
+  /// this rank has not published it yet) those that have not read an older operation in its slot.
+  [[nodiscard]] std::vector<int> waiting_for(std::int64_t op);
+
+ private:
+  struct Pending {
+    std::int64_t op;
+    CollectiveArgs args;
+    CallRecord record;
+    ErrorContext context;
+    bool published = false;
+  };
+  [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
+  [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
+  [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
+  [[nodiscard]] bool all_arrived(const Pending& pending) const noexcept;
+  void publish(Pending& pending) noexcept;
+  /// Computes this rank's output, or the disagreement's error; marks the operation read.
+  void finish(const Pending& pending);
+  /// Empty if every rank whose slot `pending` reads made the same call; else the error.
+  [[nodiscard]] std::optional<Error> disagreement(const Pending& pending) const;
+  /// Marks operation `op` read here, in the shared counter too.
+  void mark_read(std::int64_t op) noexcept;
+  /// Publishes and finishes what it can, in order; under `mutex_`.
+  void progress();
+
+  std::shared_ptr<SharedSegment> own_;
+  std::vector<std::byte*> bases_;  ///< every rank's segment, mapped here
+  int rank_;
+  int size_;
+  std::mutex mutex_;
+  std::int64_t issued_ = 0;
+  std::int64_t finished_ = 0;  ///< operations finished here, also in the shared counter
+  std::deque<Pending> pending_;
+  std::map<std::int64_t, Error> failures_;  ///< finished operations whose ranks disagreed, until asked
+};
+
+}  // namespace meshcomm::detail
