@@ -105,6 +105,7 @@ std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
 
 bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
   if (op < kSlots) return true;
+  if (finished_ <= op - kSlots) return false;  // this rank still reads the slot's older operation
   for (int rank = 0; rank < size_; ++rank) {
     if (rank != rank_ && static_cast<std::int64_t>(load_acquire(bases_[rank])) <= op - kSlots) return false;
   }

@@ -10,8 +10,8 @@
 // kPayloadBytes of payload. Operation n (counted per communicator, in call order, alike on every
 // rank) uses slot n % kSlots. A rank writes its payload, then stores n + 1 into the slot's
 // sequence word (release); a reader that loads n + 1 (acquire) may read the payload. Before
-// reusing a slot for operation n, its owner waits until every peer's `finished` counter shows
-// operation n - kSlots read. Operations publish and finish in call order; any test or wait on one
+// reusing a slot for operation n, its owner waits until it and every peer (their `finished`
+// counters) have read operation n - kSlots. Operations publish and finish in call order; any test or wait on one
 // drives the older ones first, so no rank waits on a peer that waits on it.
 
 #include <cstddef>

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -34,11 +35,10 @@ class PosixSegments final : public SegmentProvider {
   Allocation allocate(std::size_t bytes) override {
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t size = std::max(page, (bytes + page - 1) / page * page);
-    std::string name;
-    {
-      std::lock_guard lock(mutex_);
-      name = fmt::format("/meshcomm-{}-{}-{}", getpid(), reinterpret_cast<std::uintptr_t>(this) & 0xffffff, created_++);
-    }
+    // Numbered per process, never per provider: a provider made where an older one was freed
+    // must not reuse the name of a segment that is still alive or still mapped by a peer.
+    static std::atomic<std::uint64_t> created{0};
+    const std::string name = fmt::format("/meshcomm-{}-{}", getpid(), created.fetch_add(1));
     const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) throw system_error("shm_open", name);
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
@@ -78,7 +78,6 @@ class PosixSegments final : public SegmentProvider {
  private:
   std::mutex mutex_;
   std::map<std::string, std::pair<std::byte*, std::size_t>> peers_;  // name -> base, bytes
-  std::uint64_t created_ = 0;
 };
 
 }  // namespace

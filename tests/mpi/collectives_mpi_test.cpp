@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cases/collective_cases.hpp"
+#include "cases/eager_cases.hpp"
 #include "harness/mpi_world.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
@@ -22,6 +23,8 @@ TEST(MpiCollectives, AllReduce) { check_collective_matrix(mpi_world(), Collectiv
 TEST(MpiCollectives, AllToAll) { check_collective_matrix(mpi_world(), CollectiveKind::all_to_all); }
 TEST(MpiCollectives, AllToAllv) { check_collective_matrix(mpi_world(), CollectiveKind::all_to_allv); }
 TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), CollectiveKind::broadcast); }
+TEST(MpiCollectives, EagerCallsRunAheadOfSlowRanks) { check_eager_calls_run_ahead(mpi_world()); }
+TEST(MpiCollectives, EagerTimeoutNamesAMissingRank) { check_eager_timeout_names_a_missing_rank(mpi_world()); }
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
 TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mpi_world()); }
 // The shm path on shared buffers with counts that differ by rank (1000 against 1024, and against

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cases/collective_cases.hpp"
+#include "cases/eager_cases.hpp"
 #include "harness/thread_ranks.hpp"
 
 namespace meshcomm::testing {
@@ -20,6 +21,14 @@ TEST_P(InprocCollectives, ExactResults) {
 
 TEST(InprocCollectives, MismatchedCallsFailOnEveryRank) {
   for (int size : {2, 3}) run_ranks(size, check_mismatched_calls);
+}
+
+TEST(InprocCollectives, EagerCallsRunAheadOfSlowRanks) {
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_calls_run_ahead);
+}
+
+TEST(InprocCollectives, EagerTimeoutNamesAMissingRank) {
+  for (int size : {2, 3}) run_ranks(size, check_eager_timeout_names_a_missing_rank);
 }
 
 TEST(InprocCollectives, FingerprintExchangeNamesEveryRanksCall) {

@@ -1,0 +1,91 @@
+#include "eager_cases.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/expect_error.hpp"
+#include "meshcomm/error.hpp"
+
+namespace meshcomm::testing {
+
+namespace {
+
+constexpr int kOperations = 12;  // three times the eager slots
+constexpr std::size_t kCount = 4;
+
+}  // namespace
+
+void check_eager_calls_run_ahead(Communicator& world) {
+  if (world.size() < 2) return;
+  auto comm = world.split(0, world.rank());
+  const int size = comm.size();
+  const int rank = comm.rank();
+  // Operation i alternates all_reduce (sum of (rank+1)*(i+1)+e), all_gather and broadcast from
+  // rank i % size; every value is a small integer, exact in double.
+  std::vector<std::vector<double>> inputs(kOperations), outputs(kOperations);
+  std::vector<Work> works;
+  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  for (int i = 0; i < kOperations; ++i) {
+    auto& input = inputs[i];
+    auto& output = outputs[i];
+    for (std::size_t e = 0; e < kCount; ++e) input.push_back((rank + 1.0) * (i + 1.0) + static_cast<double>(e));
+    switch (i % 3) {
+      case 0:
+        output.assign(kCount, -1.0);
+        works.push_back(comm.all_reduce(std::span<const double>(input), std::span<double>(output),
+                                        {.algorithm = "eager"}));
+        break;
+      case 1:
+        output.assign(kCount * static_cast<std::size_t>(size), -1.0);
+        works.push_back(comm.all_gather(std::span<const double>(input), std::span<double>(output),
+                                        {.algorithm = "eager"}));
+        break;
+      default:
+        output = input;
+        works.push_back(comm.broadcast(std::span<double>(output), {.root = i % size, .algorithm = "eager"}));
+    }
+  }
+  for (int i = kOperations - 1; i >= 0; --i) works[i].wait(std::chrono::seconds(20));
+  for (int i = 0; i < kOperations; ++i) {
+    for (std::size_t e = 0; e < outputs[i].size(); ++e) {
+      double expected = 0;
+      const auto at = e % kCount;
+      if (i % 3 == 0) {
+        for (int r = 0; r < size; ++r) expected += (r + 1.0) * (i + 1.0) + static_cast<double>(at);
+      } else {
+        const int from = i % 3 == 1 ? static_cast<int>(e / kCount) : i % size;
+        expected = (from + 1.0) * (i + 1.0) + static_cast<double>(at);
+      }
+      ASSERT_EQ(outputs[i][e], expected) << "operation " << i << " element " << e << " on rank " << rank;
+    }
+  }
+  world.barrier();
+}
+
+void check_eager_timeout_names_a_missing_rank(Communicator& world) {
+  if (world.size() < 2) return;
+  {
+    auto comm = world.split(0, world.rank());
+    if (comm.rank() == 0) {
+      std::vector<float> input(4, 1.0F), output(4 * static_cast<std::size_t>(comm.size()));
+      const auto error = expect_error([&] {
+        comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"})
+            .wait(std::chrono::milliseconds(300));
+      });
+      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+      EXPECT_GE(error.context().peer, 1) << error.what();
+      EXPECT_NE(std::string(error.what()).find("eager all_gather"), std::string::npos) << error.what();
+    }
+    world.barrier();
+  }
+  // The world's own eager slots still work.
+  std::vector<int> one{world.rank()}, all(static_cast<std::size_t>(world.size()));
+  world.all_gather(std::span<const int>(one), std::span<int>(all), {.algorithm = "eager"}).wait();
+  for (int r = 0; r < world.size(); ++r) EXPECT_EQ(all[r], r);
+}
+
+}  // namespace meshcomm::testing
