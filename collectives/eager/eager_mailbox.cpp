@@ -76,6 +76,8 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     }
   }
   const auto agreed = exchange_all_gather(comm, std::as_bytes(std::span(&mapped, 1)), label);
+  // Every peer has tried to map it by now: a process that dies leaves no segment behind.
+  if (own) own->unpublish();
   for (auto each : agreed) {
     if (each != std::byte{1}) return nullptr;
   }

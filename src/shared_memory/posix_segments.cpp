@@ -54,10 +54,15 @@ class PosixSegments final : public SegmentProvider {
       shm_unlink(name.c_str());
       throw error;
     }
-    return {.base = static_cast<std::byte*>(base), .bytes = size, .handle = name, .release = [base, size, name] {
-              munmap(base, size);
-              shm_unlink(name.c_str());
-            }};
+    return {.base = static_cast<std::byte*>(base),
+            .bytes = size,
+            .handle = name,
+            .release =
+                [base, size, name] {
+                  munmap(base, size);
+                  shm_unlink(name.c_str());  // ENOENT once unpublished: nothing to do
+                },
+            .unpublish = [name] { shm_unlink(name.c_str()); }};
   }
 
   std::byte* attach(const std::string& name) override {

@@ -23,6 +23,10 @@ class SegmentProvider {
     std::size_t bytes = 0;
     std::string handle;             ///< opaque bytes, at most kMaxHandle of them
     std::function<void()> release;  ///< frees the memory
+    /// Makes the handle unusable for new peers while the memory stays mapped where it is (POSIX:
+    /// unlinks the name, so that nothing is left behind if the process dies); empty where a
+    /// handle leaves nothing behind.
+    std::function<void()> unpublish;
   };
   /// The largest handle a peer is sent (descriptors and halo credits hold this many bytes).
   static constexpr std::size_t kMaxHandle = 256;
@@ -55,6 +59,11 @@ class SharedSegment {
   [[nodiscard]] const std::string& handle() const noexcept { return allocation_.handle; }
   [[nodiscard]] std::byte* base() const noexcept { return allocation_.base; }
   [[nodiscard]] std::size_t bytes() const noexcept { return allocation_.bytes; }
+  /// Once every peer that needs it has mapped it: no new peer can, and a process that dies
+  /// leaves nothing behind (Allocation::unpublish).
+  void unpublish() const {
+    if (allocation_.unpublish) allocation_.unpublish();
+  }
 
  private:
   SegmentProvider::Allocation allocation_;
