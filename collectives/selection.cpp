@@ -20,10 +20,10 @@ SelectionTable SelectionTable::measured_defaults() {
   SelectionTable table;
   // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
   // Measured at -np 2 on the 2-core development machine (perftests/README.md):
-  // - tiny calls (each rank publishing at most 4 KiB) of ranks on one host: `eager`, through
+  // - small calls (each rank publishing at most 64 KiB) of ranks on one host: `eager`, through
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
-  //   call from 8 B to 4 KiB (broadcast of 8-64 B: 0.91-0.96x, 0.01 us behind), where every
-  //   other path was 0.4-0.9x;
+  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8-64 B:
+  //   0.91-0.96x, 0.01 us behind), 1.6-3.3x at -np 4, where every other path was 0.4-1.2x;
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);

@@ -1,6 +1,6 @@
 // The `eager` algorithm of every collective with equal contributions: ranks on one host publish
 // their inputs into shared slots (EagerMailbox) and each computes its output from the peers'.
-// For tiny calls: a call whose peers have all arrived completes inside the call.
+// For small calls: a call whose peers have all arrived completes inside the call.
 
 #include <fmt/format.h>
 

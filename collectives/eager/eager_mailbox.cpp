@@ -54,7 +54,10 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   mine.host = host_identity();
   try {
     own = comm.shared_memory().create(kSegmentBytes);
-    std::memset(own->base(), 0, kSegmentBytes);  // UCX's memory comes uncleared
+    // UCX's memory comes uncleared: the counters and slot headers start at zero (the payloads
+    // are only read once written, and are left untouched until then).
+    std::memset(own->base(), 0, kLine);
+    for (int index = 0; index < kSlots; ++index) std::memset(own->base() + kLine + index * kSlotStride, 0, kHeader);
     mine.segment = SegmentReference::of({.handle = own->handle(), .offset = 0});
   } catch (const Error&) {
     own.reset();  // no eager path on this communicator: the others learn it from the empty reference

@@ -1,6 +1,6 @@
 #pragma once
 
-// The eager path for tiny collectives between processes (or threads) on one host: each rank
+// The eager path for small collectives between processes (or threads) on one host: each rank
 // publishes its whole input into a slot of shared memory that every peer maps, and every rank
 // computes its own output from the peers' slots. No messages, no engine round trips: a call
 // whose peers have already arrived completes inside the call.
@@ -38,7 +38,7 @@ class SharedSegment;
 class EagerMailbox {
  public:
   /// The most bytes one rank publishes per operation.
-  static constexpr std::size_t kPayloadBytes = 4096;
+  static constexpr std::size_t kPayloadBytes = 64 * 1024;
   /// Operations in flight before a rank waits for its peers to catch up.
   static constexpr int kSlots = 4;
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
