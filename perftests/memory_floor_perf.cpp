@@ -1,6 +1,7 @@
 // memory_floor_perf: the floor under any host all-gather on this node — how fast its ranks, all at
-// once, can move an all-gather's output through memory — beside Open MPI's own all-gather and
-// meshcomm's single-copy `shm` all-gather, measured in one run.
+// once, can move an all-gather's output through memory — beside Open MPI's own all-gather,
+// meshcomm's single-copy `shm` all-gather and a single-copy all-gather of user buffers through
+// the kernel (CMA), measured in one run.
 //
 //   mpirun -np 2 build/perftests/memory_floor_perf [-b 4M] [-e 64M] [-f 4] [-n 10] [-r 7] [--json FILE]
 //
@@ -20,10 +21,14 @@
 // a core's share of the last-level cache: smaller ones stay cached, and a plain copy beats
 // streaming stores there.
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -169,6 +174,32 @@ int main(int argc, char** argv) {
     auto shared_input = comm.allocate_shared(block);
     auto shared_output = comm.allocate_shared(bytes);
     std::memset(shared_input.data(), rank + 1, block);
+    // A single-copy all-gather of user buffers through the kernel (CMA, as Open MPI's vader
+    // uses it): each rank reads its peers' blocks straight from their memory with
+    // process_vm_readv, then all wait until every rank has read (the inputs must stay put).
+    struct Peer {
+      std::uint64_t pid;
+      std::uint64_t address;
+    };
+    const Peer me{static_cast<std::uint64_t>(getpid()), reinterpret_cast<std::uint64_t>(user_input.data)};
+    std::vector<Peer> peers(static_cast<std::size_t>(size));
+    MPI_Allgather(&me, sizeof me, MPI_BYTE, peers.data(), sizeof me, MPI_BYTE, raw);
+    const auto cma_gather = [&] {
+      for (int peer = 0; peer < size; ++peer) {
+        std::byte* to = output.data + static_cast<std::size_t>(peer) * block;
+        if (peer == rank) {
+          std::memcpy(to, user_input.data, block);
+          continue;
+        }
+        const iovec local{to, block};
+        const iovec remote{reinterpret_cast<void*>(peers[peer].address), block};
+        if (process_vm_readv(static_cast<pid_t>(peers[peer].pid), &local, 1, &remote, 1, 0) !=
+            static_cast<ssize_t>(block)) {
+          throw std::runtime_error(fmt::format("process_vm_readv from rank {}: {}", peer, std::strerror(errno)));
+        }
+      }
+      MPI_Barrier(raw);
+    };
     const auto shm_gather = [&](bool in_place) {
       auto* gathered = static_cast<std::byte*>(shared_output.data());
       const void* own = in_place ? gathered + rank * block : shared_input.data();
@@ -206,6 +237,7 @@ int main(int argc, char** argv) {
         {"MPI_Iallgather", "the same, nonblocking (meshcomm's native)", false, Role::mpi,
          [&] { mpi_gather(false, true); }},
         {"meshcomm shm", "all_gather algo=shm, shared buffers", false, Role::other, [&] { shm_gather(false); }},
+        {"CMA single copy", "process_vm_readv of the peers' user buffers", false, Role::other, cma_gather},
         {"read+write floor", "streaming copies of its block over the whole output", false, Role::floor,
          copy_blocks(size)},
         {"store-only floor", "streaming stores of the whole output, no reads", false, Role::other,
