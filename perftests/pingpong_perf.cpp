@@ -51,22 +51,24 @@ class PingPong final : public PerfOperation {
     const int bytes = mpi_count(counts.send * size_of(settings.type));
     const int other = rank ^ 1;
     const bool first = rank % 2 == 0;  // sends first, as start()
+    const auto receive = [&] { return MPI_Recv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, MPI_STATUS_IGNORE); };
+    const auto send = [&] { return MPI_Send(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm); };
     mpi.run(
         [&] {
-          if (!first) MPI_Recv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, MPI_STATUS_IGNORE);
-          int code = MPI_Send(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm);
-          if (first && code == MPI_SUCCESS) code = MPI_Recv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, MPI_STATUS_IGNORE);
+          int code = first ? send() : receive();
+          if (code == MPI_SUCCESS) code = first ? receive() : send();
           return code;
         },
         [&](MPI_Request* request) {
+          // The reply is the request MPI_Wait completes; the first message is waited for here.
           MPI_Request step = MPI_REQUEST_NULL;
           if (!first) {
-            MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
-            MPI_Wait(&step, MPI_STATUS_IGNORE);
-            return MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, request);
+            int code = MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
+            if (code == MPI_SUCCESS) code = MPI_Wait(&step, MPI_STATUS_IGNORE);
+            return code == MPI_SUCCESS ? MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, request) : code;
           }
-          const int code = MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, request);
-          MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
+          int code = MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, request);
+          if (code == MPI_SUCCESS) code = MPI_Isend(mpi.send, bytes, MPI_BYTE, other, 0, mpi.comm, &step);
           return code == MPI_SUCCESS ? MPI_Wait(&step, MPI_STATUS_IGNORE) : code;
         });
   }

@@ -73,7 +73,8 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   std::uint8_t mapped = 1;
   for (int rank = 0; rank < size; ++rank) {
     try {
-      bases[rank] = rank == comm.rank() ? own->base() : comm.shared_memory().map_peer(all[rank].segment.location().handle);
+      bases[rank] = rank == comm.rank() ? own->base()
+                                        : comm.shared_memory().map_peer(all[rank].segment.location().handle);
     } catch (const Error&) {
       mapped = 0;
     }
@@ -197,7 +198,9 @@ void EagerMailbox::finish(const Pending& pending) {
       const std::size_t count = args.output.count;
       const std::size_t at = args.kind == CollectiveKind::reduce_scatter ? rank_ * count * element : 0;
       reduce_pair(output, payload(0) + at, payload(1) + at, count, args.output.type, args.op);
-      for (int rank = 2; rank < size_; ++rank) reduce_into(output, payload(rank) + at, count, args.output.type, args.op);
+      for (int rank = 2; rank < size_; ++rank) {
+        reduce_into(output, payload(rank) + at, count, args.output.type, args.op);
+      }
       if (args.op == ReduceOp::avg) divide_for_average(output, count, args.output.type, size_);
       break;
     }

@@ -85,9 +85,11 @@ class Sweep {
       kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user, options.memory);
       kind.recv =
           std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user, options.memory);
-      // Every (algorithm, buffers) pair is one column of the comparison.
       if (!measured) continue;
-      for (const auto& algorithm : options.algorithms) variants_.push_back({.algorithm = algorithm, .user_buffers = user});
+      // Every (algorithm, buffers) pair is one column of the comparison.
+      for (const auto& algorithm : options.algorithms) {
+        variants_.push_back({.algorithm = algorithm, .user_buffers = user});
+      }
     }
     if (mpi_best) {
       variants_.push_back({.algorithm = "mpi_blocking", .user_buffers = true, .mpi = MpiCall::blocking});
