@@ -3,7 +3,9 @@
 //   mpirun -np 2 build/perftests/call_overhead_perf [-n 20000] [-r 15] [--backend ucx]
 //
 // Each round times N calls of each variant back to back (so drift hits all alike); the table
-// gives the median over rounds of the time per call, and the overhead over the raw MPI call.
+// gives the median over rounds of the time per call, and the overhead over the raw MPI call:
+// `algo=native` over the nonblocking call it makes, the default (the `eager` path at 8 bytes)
+// over Open MPI's faster, blocking all-gather.
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
          comm.all_gather(meshcomm::ConstBufferView(&in, 1, meshcomm::DataType::u64), gathered, {.algorithm = "native"})
              .wait();
        }},
-      {"all_gather default", "MPI_Iallgather + MPI_Wait", [&] {
+      {"MPI_Allgather", "", [&] { MPI_Allgather(&in, 8, MPI_BYTE, gathered.data(), 8, MPI_BYTE, raw); }},
+      {"all_gather default", "MPI_Allgather", [&] {
          comm.all_gather(meshcomm::ConstBufferView(&in, 1, meshcomm::DataType::u64), gathered).wait();
        }},
       {"MPI_Irecv + MPI_Isend + MPI_Waitall", "", [&] {
