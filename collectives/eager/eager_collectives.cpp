@@ -68,7 +68,7 @@ class EagerCollective final : public AlgorithmOf<Kind> {
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const auto& mailbox = comm.eager_mailbox();
-    const std::int64_t op = mailbox->start(comm, args);
+    const std::int64_t op = mailbox->start(args);
     if (op < 0) return nullptr;  // finished inside the call
     return std::make_shared<EagerWorkState>(comm, mailbox, op, Kind, args.label);
   }

@@ -85,11 +85,16 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   for (auto each : agreed) {
     if (each != std::byte{1}) return nullptr;
   }
-  return std::make_shared<EagerMailbox>(std::move(own), std::move(bases), comm.rank());
+  return std::make_shared<EagerMailbox>(std::move(own), std::move(bases), comm.rank(), comm.context(label));
 }
 
-EagerMailbox::EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank)
-    : own_(std::move(own)), bases_(std::move(bases)), rank_(rank), size_(static_cast<int>(bases_.size())) {}
+EagerMailbox::EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank,
+                           ErrorContext where)
+    : own_(std::move(own)),
+      bases_(std::move(bases)),
+      rank_(rank),
+      size_(static_cast<int>(bases_.size())),
+      where_(std::move(where)) {}
 
 EagerMailbox::~EagerMailbox() = default;
 
@@ -155,7 +160,9 @@ std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
     if (first_other < 0 && !(records[rank] == pending.record)) first_other = rank;
   }
   if (first_other < 0) return std::nullopt;
-  ErrorContext context = pending.context;
+  ErrorContext context = where_;
+  context.operation = pending.args.label.name;
+  context.sequence = pending.args.label.sequence;
   context.peer = first_other;
   return Error(ErrorCode::invalid_argument,
                fmt::format("the ranks disagree about this collective: {}; every rank must make the same collective "
@@ -229,10 +236,10 @@ void EagerMailbox::progress() {
   }
 }
 
-std::int64_t EagerMailbox::start(const CommunicatorImpl& comm, const CollectiveArgs& args) {
+std::int64_t EagerMailbox::start(const CollectiveArgs& args) {
   std::lock_guard lock(mutex_);
   const std::int64_t op = issued_++;
-  pending_.push_back({.op = op, .args = args, .record = CallRecord::of(args), .context = comm.context(args.label)});
+  pending_.push_back({.op = op, .args = args, .record = CallRecord::of(args)});
   progress();
   return finished_ > op && !failures_.contains(op) ? -1 : op;
 }

@@ -49,7 +49,8 @@ class EagerMailbox {
   /// on a backend that moves host memory, and every rank could make its segment.
   static std::shared_ptr<EagerMailbox> create(CommunicatorImpl& comm, OperationLabel label);
 
-  EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank);
+  /// `where` names the backend and rank in errors; each names its operation and peer itself.
+  EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank, ErrorContext where);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
@@ -58,9 +59,9 @@ class EagerMailbox {
   /// kPayloadBytes.
   [[nodiscard]] static std::size_t published_bytes(const CollectiveArgs& args) noexcept;
 
-  /// Starts `args` as the next operation on `comm`; returns its number, or -1 when it finished
-  /// inside the call (its peers had all arrived and agreed).
-  std::int64_t start(const CommunicatorImpl& comm, const CollectiveArgs& args);
+  /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the
+  /// call (its peers had all arrived and agreed).
+  std::int64_t start(const CollectiveArgs& args);
   /// Drives the operations not yet finished, oldest first; true once operation `op` has finished.
   /// Throws the Error of an operation whose ranks disagree about the call.
   bool finished(std::int64_t op);
@@ -73,7 +74,6 @@ class EagerMailbox {
     std::int64_t op;
     CollectiveArgs args;
     CallRecord record;
-    ErrorContext context;
     bool published = false;
   };
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
@@ -94,6 +94,7 @@ class EagerMailbox {
   std::vector<std::byte*> bases_;  ///< every rank's segment, mapped here
   int rank_;
   int size_;
+  ErrorContext where_;  ///< built once: an error is rare, a call is not
   std::mutex mutex_;
   std::int64_t issued_ = 0;
   std::int64_t finished_ = 0;  ///< operations finished here, also in the shared counter
