@@ -18,6 +18,7 @@
 #include "meshcomm/error.hpp"
 #include "meshcomm/placement.hpp"
 #include "meshcomm/topology.hpp"
+#include "topology_options.hpp"
 #if MESHCOMM_HAVE_MPI
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
@@ -27,12 +28,9 @@ namespace meshcomm {
 namespace {
 
 struct TopoOptions {
-  int world = 0;
-  int ranks_per_node = 0;
-  std::string xml;
+  TopologyOptions where;
   std::string mesh_dim = "1,-1,1,1";
   std::vector<std::string> axes;
-  std::string policy = "topology_aware";
   std::string json_path;
   bool all_ranks = false;
 };
@@ -61,39 +59,6 @@ void print_nodes(const Topology& topology) {
   print_devices("nic", first.nics);
 }
 
-
-/// Groups over a set of axes: ranks sharing the coordinates off those axes, the first axis slowest.
-std::vector<std::vector<int>> groups_over(const MeshSpec& spec, const std::vector<std::vector<int>>& placement,
-                                          const std::vector<std::string_view>& names) {
-  std::vector<std::size_t> positions;
-  for (auto name : names) {
-    auto position = spec.find(name);
-    if (!position) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("--axes names '{}', which is not in {}", name, spec.to_string()));
-    }
-    positions.push_back(*position);
-  }
-  std::map<std::vector<int>, std::vector<std::pair<std::vector<int>, int>>> by_rest;
-  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
-    std::vector<int> rest = placement[rank];
-    std::vector<int> key;
-    for (auto position : positions) {
-      key.push_back(rest[position]);
-      rest[position] = -1;
-    }
-    by_rest[rest].push_back({key, static_cast<int>(rank)});
-  }
-  std::vector<std::vector<int>> groups;
-  for (auto& [rest, members] : by_rest) {
-    std::sort(members.begin(), members.end());
-    std::vector<int> group;
-    for (const auto& member : members) group.push_back(member.second);
-    groups.push_back(group);
-  }
-  std::sort(groups.begin(), groups.end());
-  return groups;
-}
-
 std::string summary(const std::vector<std::vector<int>>& groups) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < groups.size() && i < 8; ++i) parts.push_back(fmt::format("[{}]", fmt::join(groups[i], ",")));
@@ -104,7 +69,7 @@ std::string summary(const std::vector<std::vector<int>>& groups) {
 
 int report(const Topology& topology, const TopoOptions& options) {
   const auto spec = MeshSpec::parse(options.mesh_dim).resolved(topology.world_size());
-  const auto placement_policy = Placement::parse(options.policy);
+  const auto placement_policy = Placement::parse(options.where.policy);
   const auto placement = place_ranks(spec, placement_policy, topology);
   const auto analysis = analyze_placement(spec, placement, topology);
   print_nodes(topology);
@@ -178,25 +143,14 @@ int report(const Topology& topology, const TopoOptions& options) {
 int run(int argc, char** argv) {
   TopoOptions options;
   CLI::App app{"meshcomm-topo: nodes, sockets, GPUs and NICs, and where a mesh's ranks land"};
-  app.add_option("--world", options.world, "simulate this many ranks (no MPI)");
-  app.add_option("--ranks-per-node", options.ranks_per_node, "ranks per simulated node (default: all on one)");
-  app.add_option("--xml", options.xml, "describe each node from this hwloc XML file (no MPI)");
+  add_topology_options(app, options.where);
   app.add_option("--mesh-dim", options.mesh_dim, "mesh dims, e.g. 1,2,4,8 or dp:2,tp:-1")->capture_default_str();
   app.add_option("--axes", options.axes, "also show the groups of this comma-separated axis set; repeatable");
-  app.add_option("--policy", options.policy, "topology_aware, easylm, torchtitan, accelerate, megatron:ORDER")
-      ->capture_default_str();
   app.add_option("--json", options.json_path, "write ranks, groups, ring crossings and warnings here");
   app.add_flag("--all-ranks", options.all_ranks, "list every rank (default: the first 32)");
   CLI11_PARSE(app, argc, argv);
   try {
-    const bool simulated = options.world > 0 || !options.xml.empty();
-    if (simulated) {
-      const NodeInfo node = options.xml.empty() ? NodeInfo{} : Topology::node_from_xml(options.xml);
-      int world = options.world;
-      if (world == 0) world = std::max<int>(1, static_cast<int>(node.gpus.empty() ? node.cores : node.gpus.size()));
-      const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : world;
-      return report(Topology::simulated(world, per_node, node), options);
-    }
+    if (options.where.simulated()) return report(simulated_topology(options.where), options);
 #if MESHCOMM_HAVE_MPI
     MpiSession session(argc, argv);
     MpiBootstrap bootstrap;

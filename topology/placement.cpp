@@ -173,6 +173,44 @@ std::vector<std::vector<int>> place_ranks(const MeshSpec& resolved, const Placem
   return coordinates;
 }
 
+std::vector<std::vector<int>> groups_over(const MeshSpec& resolved, const std::vector<std::vector<int>>& placement,
+                                          const std::vector<std::string_view>& axes) {
+  const auto spec_axes = resolved.axes();
+  std::vector<std::size_t> inside;
+  for (auto name : axes) {
+    const auto position = resolved.find(name);
+    if (!position) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("axes: '{}' is not an axis of {}", name, resolved.to_string()));
+    }
+    if (std::find(inside.begin(), inside.end(), *position) != inside.end()) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("axes: '{}' is named twice", name));
+    }
+    inside.push_back(*position);
+  }
+  int group_size = 1;
+  for (auto position : inside) group_size *= spec_axes[position].size;
+  const int world = static_cast<int>(placement.size());
+  // Ranks are filed by their coordinates off the axes (which group) and on them (which place).
+  std::map<long long, std::vector<int>> by_rest;
+  for (int rank = 0; rank < world; ++rank) {
+    const auto& point = placement[static_cast<std::size_t>(rank)];
+    long long rest = 0;
+    for (std::size_t axis = 0; axis < spec_axes.size(); ++axis) {
+      if (std::find(inside.begin(), inside.end(), axis) == inside.end()) rest = rest * spec_axes[axis].size + point[axis];
+    }
+    int within = 0;
+    for (auto position : inside) within = within * spec_axes[position].size + point[position];
+    auto& group = by_rest[rest];
+    if (group.empty()) group.assign(static_cast<std::size_t>(group_size), -1);
+    group[static_cast<std::size_t>(within)] = rank;
+  }
+  std::vector<std::vector<int>> groups;
+  groups.reserve(by_rest.size());
+  for (auto& entry : by_rest) groups.push_back(std::move(entry.second));
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
 PlacementReport analyze_placement(const MeshSpec& resolved, const std::vector<std::vector<int>>& placement,
                                   const Topology& topology) {
   PlacementReport report;

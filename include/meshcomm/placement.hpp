@@ -38,6 +38,13 @@ struct MESHCOMM_API Placement {
 MESHCOMM_API std::vector<std::vector<int>> place_ranks(const MeshSpec& resolved, const Placement& placement,
                                                        const Topology& topology);
 
+/// The groups of a set of axes: ranks that share every coordinate off `axes`, each group in
+/// coordinate order over `axes` (the first named slowest), groups ordered by their first rank.
+/// Throws Error(invalid_argument) naming an axis that is not in `resolved`, or one named twice.
+MESHCOMM_API std::vector<std::vector<int>> groups_over(const MeshSpec& resolved,
+                                                       const std::vector<std::vector<int>>& placement,
+                                                       const std::vector<std::string_view>& axes);
+
 /// What a placement does to the network: rings, node spans and warnings.
 struct PlacementReport {
   /// For each axis (spec order), every group as ranks, in coordinate order.
