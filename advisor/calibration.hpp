@@ -1,0 +1,50 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compute_model.hpp"
+#include "machine_model.hpp"
+
+namespace meshcomm::advisor {
+
+/// One measured size of a collective: bytes (whole buffer) and time in µs.
+struct CollectivePoint {
+  double bytes = 0;
+  double time_us = 0;
+};
+
+/// Fits alpha-beta segments (below 64 KiB, to 1 MiB, above: where the library's selection
+/// changes algorithm) to `points`, minimising the relative error; a segment with fewer than two
+/// points joins its neighbour. Alpha and beta are never negative.
+CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, std::vector<CollectivePoint> points);
+
+/// One measured block: its work and its seconds (forward and backward).
+struct ComputePoint {
+  BlockWork work;
+  double seconds = 0;
+};
+
+/// Fits the four compute speeds to `points` by non-negative least squares on the relative error;
+/// a term the data cannot see stays at `fallback`'s speed. Sets `median_error_pct` to the fit's
+/// median relative error.
+ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback, double& median_error_pct);
+
+/// What `calibrate` read and fitted.
+struct CalibrationSummary {
+  int collective_records = 0;  ///< perftest records used
+  int layer_records = 0;       ///< layer_perf records used (one rank)
+  double compute_median_error_pct = 0;
+  std::vector<std::string> notes;
+};
+
+/// Reads the perftests' `--json` files (collective records: op, algo, ranks, bytes, time_us;
+/// Open MPI's own rows and wrong results are skipped) and layer_perf's (one-rank records give the
+/// compute speeds), and returns `base` with the fits, the node link derived from them, and
+/// `cores_per_node`. Throws Error(invalid_argument) naming a file that cannot be read or holds
+/// neither kind of record.
+MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel& base, int cores_per_node,
+                       CalibrationSummary& summary);
+
+}  // namespace meshcomm::advisor

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshcomm::advisor {
+
+/// The collectives a training step makes (the perftests' operation names).
+enum class CollectiveOp : std::uint8_t { all_gather, reduce_scatter, all_reduce, alltoall, sendrecv };
+
+/// "all_gather", "reduce_scatter", "all_reduce", "alltoall", "sendrecv".
+std::string_view to_string(CollectiveOp op) noexcept;
+/// The op of a perftest's name, or nothing for operations the model does not use.
+std::optional<CollectiveOp> parse_collective_op(std::string_view name) noexcept;
+
+/// One class of link: a rank's bandwidth in GB/s (10⁹ bytes per second) and the latency of a message in µs.
+struct LinkSpeed {
+  double bandwidth_gbps = 0;
+  double latency_us = 0;
+};
+
+/// Parses "BW,LAT" (GB/s, µs) for `option`; throws Error(invalid_argument) naming it.
+LinkSpeed parse_link_speed(std::string_view option, std::string_view text);
+
+/// time = alpha + beta · bytes, for messages of [min_bytes, max_bytes].
+struct AlphaBeta {
+  double min_bytes = 0;
+  double max_bytes = 0;
+  double alpha_us = 0;
+  double beta_us_per_byte = 0;
+
+  [[nodiscard]] double time_us(double bytes) const { return alpha_us + beta_us_per_byte * bytes; }
+};
+
+/// A collective's measured speed on one node: alpha-beta segments by message size (the library
+/// switches algorithms with the size), fitted to the perftests' records of one algorithm.
+struct CollectiveFit {
+  CollectiveOp op = CollectiveOp::all_gather;
+  std::string algorithm = "auto";  ///< the perftest's `algo`: "auto" is the library's own selection
+  int ranks = 0;
+  std::vector<AlphaBeta> segments;  ///< ascending, covering the measured sizes
+  int points = 0;                   ///< records fitted
+  double median_error_pct = 0;      ///< the fit against those records
+
+  /// The fitted time of `bytes` (the whole buffer, as the perftests report it); sizes beyond the
+  /// measured ones extend the nearest segment.
+  [[nodiscard]] double time_us(double bytes) const;
+};
+
+/// Compute speeds: seconds = gemm / gemm + attention / attention + scans · scan + bytes / elementwise.
+struct ComputeSpeed {
+  double gemm_flops_per_s = 4e14;
+  double attention_flops_per_s = 2e14;
+  double seconds_per_scan = 0;  ///< per query-key pair a dense kernel visits (0 for kernels that skip masked blocks)
+  double elementwise_bytes_per_s = 2e12;
+};
+
+/// A machine: links inside and between nodes, compute, memory per rank, and the collectives'
+/// fits where a calibration measured them. Defaults describe an H100 node on 200 Gb/s InfiniBand.
+struct MachineModel {
+  LinkSpeed intra{.bandwidth_gbps = 150, .latency_us = 5};
+  LinkSpeed inter{.bandwidth_gbps = 25, .latency_us = 10};
+  ComputeSpeed compute;
+  double memory_bytes = 80.0 * (1ULL << 30);
+  int cores_per_node = 0;  ///< ranks beyond this share cores and compute slower (0: no limit)
+  int nics_per_node = 1;
+  std::vector<CollectiveFit> fits;
+  std::string source = "defaults";  ///< where the figures come from
+
+  /// The fit of `op` at `ranks` by the library's own selection, if measured.
+  [[nodiscard]] const CollectiveFit* fit_for(CollectiveOp op, int ranks) const;
+};
+
+/// Reads a calibration written by `meshcomm-advise calibrate` over the defaults; throws
+/// Error(invalid_argument) naming the file and what is missing or malformed.
+MachineModel load_calibration(const std::string& path);
+/// Writes `machine` as calibration JSON.
+void save_calibration(const MachineModel& machine, const std::string& path);
+
+}  // namespace meshcomm::advisor

@@ -1,0 +1,134 @@
+#include "step_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "compute_model.hpp"
+#include "shard_sizes.hpp"
+
+namespace meshcomm::advisor {
+
+namespace {
+
+/// Forward shares of a block's work: one GEMM of three, 4 of the attention's 14 flops per pair,
+/// half the pairs visited, a third of the elementwise traffic.
+constexpr double kForwardGemm = 1.0 / 3.0;
+constexpr double kForwardAttention = 4.0 / 14.0;
+constexpr double kForwardScans = 0.5;
+constexpr double kForwardElementwise = 1.0 / 3.0;
+
+/// The sp exchange of one block, forward and backward, for all local sequences.
+struct ExchangeTime {
+  double transfer = 0;
+  double exposed = 0;
+  double ring_step_transfer = 0;
+};
+
+ExchangeTime exchange_time(const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine,
+                           const MeshLinks& links, const ShardSizes& sizes, double attention_forward,
+                           double attention_backward) {
+  ExchangeTime time;
+  if (choice.sp == 1) return time;
+  const double element = static_cast<double>(shape.element_bytes);
+  const double rows = static_cast<double>(sizes.shard_rows);
+  const double ranks = choice.sp;
+  const double kv_rows_bytes = rows * 2.0 * static_cast<double>(sizes.kv_width()) * element;
+  const double sequences = static_cast<double>(sizes.sequences);
+  auto seconds = [&](CollectiveOp op, double bytes) { return collective_seconds(machine, op, bytes, links.sp); };
+  switch (choice.exchange) {
+    case SequenceExchange::ring: {
+      // Each hop hides under one block's attention; dK and dV travel one hop more at the end.
+      const double block = rows * static_cast<double>(sizeof(std::int64_t)) + kv_rows_bytes;
+      const double forward_hop = seconds(CollectiveOp::sendrecv, block);
+      const double backward_hop = seconds(CollectiveOp::sendrecv, block + kv_rows_bytes);
+      const double forward_compute = attention_forward / sequences / ranks;
+      const double backward_compute = attention_backward / sequences / ranks;
+      const double last = seconds(CollectiveOp::sendrecv, kv_rows_bytes);
+      time.transfer = sequences * ((ranks - 1) * (forward_hop + backward_hop) + last);
+      time.exposed = sequences * ((ranks - 1) * (std::max(0.0, forward_hop - forward_compute) +
+                                                 std::max(0.0, backward_hop - backward_compute)) + last);
+      time.ring_step_transfer = forward_hop;
+      return time;
+    }
+    case SequenceExchange::all_gather_kv: {
+      const double whole = ranks * kv_rows_bytes / 2;
+      time.transfer = sequences * 2 * (seconds(CollectiveOp::all_gather, whole) + seconds(CollectiveOp::reduce_scatter, whole));
+      break;
+    }
+    case SequenceExchange::halo: {
+      // The window's rows, from as many ranks to the left as it reaches.
+      const double rows_sent = std::min(static_cast<double>(sizes.window_rows), (ranks - 1) * rows);
+      const double hops = std::max(1.0, std::ceil(rows_sent / rows));
+      const double bytes = rows_sent * kv_rows_bytes / rows;
+      time.transfer = sequences * 2 * hops * seconds(CollectiveOp::sendrecv, bytes / hops);
+      break;
+    }
+    case SequenceExchange::head_all_to_all: {
+      const double query = rows * static_cast<double>(sizes.query_width()) * element;
+      const double kv = kv_rows_bytes / 2;
+      time.transfer = sequences * 2 * (2 * seconds(CollectiveOp::alltoall, query) + 2 * seconds(CollectiveOp::alltoall, kv));
+      break;
+    }
+  }
+  time.exposed = time.transfer;
+  return time;
+}
+
+}  // namespace
+
+double compute_seconds(const ComputeSpeed& speed, double gemm_flops, double attention_flops, double attention_scans,
+                       double elementwise_bytes) {
+  return gemm_flops / speed.gemm_flops_per_s + attention_flops / speed.attention_flops_per_s +
+         attention_scans * speed.seconds_per_scan + elementwise_bytes / speed.elementwise_bytes_per_s;
+}
+
+StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine,
+                            const MeshLinks& links) {
+  const ShardSizes sizes = shard_sizes(shape, choice);
+  const BlockWork work = block_work(shape, choice);
+  const EndsWork ends = ends_work(shape, choice);
+  // Ranks beyond a node's cores share them.
+  const double slowdown =
+      machine.cores_per_node > 0 ? std::max(1.0, static_cast<double>(links.ranks_per_node) / machine.cores_per_node) : 1.0;
+  const auto& speed = machine.compute;
+  const double attention_forward = slowdown * compute_seconds(speed, 0, kForwardAttention * work.attention_flops,
+                                                              kForwardScans * work.attention_scans, 0);
+  const double attention_backward = slowdown * compute_seconds(speed, 0, (1 - kForwardAttention) * work.attention_flops,
+                                                               (1 - kForwardScans) * work.attention_scans, 0);
+  const double forward = attention_forward + slowdown * compute_seconds(speed, kForwardGemm * work.gemm_flops, 0, 0,
+                                                                        kForwardElementwise * work.elementwise_bytes);
+  const double backward = attention_backward + slowdown * compute_seconds(speed, (1 - kForwardGemm) * work.gemm_flops, 0,
+                                                                          0, (1 - kForwardElementwise) * work.elementwise_bytes);
+  const double layers = static_cast<double>(shape.layers);
+  const double element = static_cast<double>(shape.element_bytes);
+
+  StepPrediction step;
+  step.compute = layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
+  step.tensor_parallel = layers * 4 *
+                         collective_seconds(machine, CollectiveOp::all_reduce,
+                                            static_cast<double>(sizes.rows * shape.width) * element, links.tp);
+  const ExchangeTime exchange = exchange_time(shape, choice, machine, links, sizes, attention_forward, attention_backward);
+  step.sequence = layers * exchange.exposed;
+  step.sequence_transfer = layers * exchange.transfer;
+  step.ring_step_transfer = exchange.ring_step_transfer;
+  step.ring_step_compute = choice.sp > 1 ? attention_forward / static_cast<double>(sizes.sequences) / choice.sp : 0;
+
+  // FSDP: the first unit's gather is waited for; each later one loads under the unit before it,
+  // and in the backward pass a gather and a reduce-scatter share each block's compute.
+  const double shard_ranks = choice.shard_ranks();
+  for (std::size_t unit = 0; unit < sizes.unit_padded.size(); ++unit) {
+    const double whole = static_cast<double>(sizes.unit_padded[unit]) * element;
+    const double gather = collective_seconds(machine, CollectiveOp::all_gather, whole, links.shard);
+    const double reduce = collective_seconds(machine, CollectiveOp::reduce_scatter, whole, links.shard);
+    const bool is_block = shape.vocab == 0 || (unit != 0 && unit + 1 != sizes.unit_padded.size());
+    step.fsdp_transfer += (is_block ? 2 : 1) * gather + reduce;
+    step.fsdp += unit == 0 ? gather : std::max(0.0, gather - forward);
+    if (is_block) step.fsdp += std::max(0.0, gather + reduce - backward);
+    if (!is_block && unit == 0) step.fsdp += reduce;  // the embedding's gradient goes last, with nothing to hide it
+    step.replicas += collective_seconds(machine, CollectiveOp::all_reduce, whole / shard_ranks, links.replicas);
+  }
+  return step;
+}
+
+}  // namespace meshcomm::advisor
