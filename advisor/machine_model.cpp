@@ -97,7 +97,7 @@ MachineModel load_calibration(const std::string& path) {
     }
     machine.memory_bytes = json.value("memory_bytes", machine.memory_bytes);
     machine.cores_per_node = json.value("cores_per_node", 0);
-    machine.nics_per_node = json.value("nics_per_node", 1);
+    machine.nics_per_node = json.value("nics_per_node", machine.nics_per_node);
     for (const auto& entry : json.value("collectives", nlohmann::json::array())) {
       const std::string op_name = entry.at("op");
       const auto op = parse_collective_op(op_name);

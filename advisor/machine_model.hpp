@@ -59,14 +59,15 @@ struct ComputeSpeed {
 };
 
 /// A machine: links inside and between nodes, compute, memory per rank, and the collectives'
-/// fits where a calibration measured them. Defaults describe an H100 node on 200 Gb/s InfiniBand.
+/// fits where a calibration measured them. Defaults describe a DGX H100: NVLink inside the node,
+/// eight 400 Gb/s NICs between nodes.
 struct MachineModel {
-  LinkSpeed intra{.bandwidth_gbps = 150, .latency_us = 5};
-  LinkSpeed inter{.bandwidth_gbps = 25, .latency_us = 10};
+  LinkSpeed intra{.bandwidth_gbps = 300, .latency_us = 3};
+  LinkSpeed inter{.bandwidth_gbps = 50, .latency_us = 8};
   ComputeSpeed compute;
   double memory_bytes = 80.0 * (1ULL << 30);
   int cores_per_node = 0;  ///< ranks beyond this share cores and compute slower (0: no limit)
-  int nics_per_node = 1;
+  int nics_per_node = 8;
   std::vector<CollectiveFit> fits;
   std::string source = "defaults";  ///< where the figures come from
 

@@ -16,6 +16,7 @@
 #include "advice.hpp"
 #include "calibration.hpp"
 #include "engine/plot.hpp"
+#include "validation.hpp"
 #include "meshcomm/error.hpp"
 #include "topology_options.hpp"
 
@@ -191,6 +192,39 @@ int calibrate_command(const CalibrateOptions& options) {
   return 0;
 }
 
+struct ValidateOptions {
+  std::vector<std::string> inputs;
+  std::string calibration;
+  double min_bytes = 1048576;
+};
+
+void print_rows(const char* title, const char* unit, double scale, const std::vector<ValidationRow>& rows) {
+  if (rows.empty()) return;
+  fmt::print("{:<72} {:>12} {:>12} {:>8}\n", title, fmt::format("measured{}", unit), fmt::format("predicted{}", unit),
+             "error");
+  for (const auto& row : rows) {
+    fmt::print("{:<72} {:>12.4g} {:>12.4g} {:>7.1f}%\n", row.what, scale * row.measured, scale * row.predicted,
+               row.error_pct());
+  }
+  const auto errors = summarize_errors(rows);
+  fmt::print("{} cases: median |error| {:.1f}%, worst {:.1f}%\n\n", rows.size(), errors.median_pct, errors.worst_pct);
+}
+
+int validate_command(const ValidateOptions& options) {
+  const MachineModel machine = options.calibration.empty() ? MachineModel{} : load_calibration(options.calibration);
+  const Validation validation = validate(options.inputs, machine, options.min_bytes);
+  fmt::print("# meshcomm-advise validate: predictions of {} against the measurements\n\n", machine.source);
+  print_rows("collective (library's selection, one node)", "(us)", 1.0, validation.collectives);
+  print_rows("step (layer_perf)", "(ms)", 1e3, validation.steps);
+  const auto picks = best_picks(validation.steps);
+  for (const auto& pick : picks) {
+    fmt::print("scenario {}:\n  predicted best {}; measured best {}; the predicted best measures {:.1f}% slower\n",
+               pick.scenario, pick.predicted_best, pick.measured_best, pick.loss_pct);
+  }
+  for (const auto& skipped : validation.skipped) fmt::print("skipped: {}\n", skipped);
+  return 0;
+}
+
 int run(int argc, char** argv) {
   AdviseOptions options;
   CalibrateOptions calibrate_options;
@@ -203,9 +237,9 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--presets", options.list_presets, "list the model presets and exit");
   app.add_option("--attention", options.attention, "full or sliding:W (default: the model's)");
-  app.add_option("--intra", options.intra, "link inside a node: GB/s per rank,latency us (default 150,5)");
-  app.add_option("--inter", options.inter, "link between nodes: GB/s per NIC,latency us (default 25,10)");
-  app.add_option("--nics", options.nics, "NICs per node sharing the inter-node traffic (default 1)");
+  app.add_option("--intra", options.intra, "link inside a node: GB/s per rank,latency us (default 300,3)");
+  app.add_option("--inter", options.inter, "link between nodes: GB/s per NIC,latency us (default 50,8)");
+  app.add_option("--nics", options.nics, "NICs per node sharing the inter-node traffic (default 8)");
   app.add_option("--flops", options.flops, "GEMM flop/s per rank (attention at half; default 4e14)");
   app.add_option("--memory", options.memory_gib, "memory per rank in GiB (default 80)");
   app.add_option("--calibration", options.calibration, "speeds measured by 'meshcomm-advise calibrate'");
@@ -221,9 +255,17 @@ int run(int argc, char** argv) {
   calibrate_app->add_option("--output", calibrate_options.output, "where to write the calibration")->capture_default_str();
   calibrate_app->add_option("--cores", calibrate_options.cores, "cores per node ranks share (default: this machine's)")
       ->capture_default_str();
+  ValidateOptions validate_options;
+  auto* validate_app = app.add_subcommand("validate", "predict perftest and layer_perf records and show the errors");
+  validate_app->add_option("inputs", validate_options.inputs, "perftest --json files and layer_perf --json files")
+      ->required();
+  validate_app->add_option("--calibration", validate_options.calibration, "the calibration to predict with");
+  validate_app->add_option("--min-bytes", validate_options.min_bytes, "smallest collective size compared")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (calibrate_app->parsed()) return calibrate_command(calibrate_options);
+    if (validate_app->parsed()) return validate_command(validate_options);
     return advise_command(options);
   } catch (const Error& error) {
     fmt::print(stderr, "meshcomm-advise: {}\n", error.what());

@@ -40,27 +40,15 @@ osu_binary() {
   find "$OSU_DIR" -type f -name "$name" -perm -u+x | head -n 1
 }
 
-# More ranks than cores need --oversubscribe, which also makes Open MPI yield the core while it
-# waits: only then, so that a run that fits the cores measures Open MPI as it normally runs.
-launch() {
-  local ranks=$1
-  shift
-  if ((ranks > $(nproc))); then
-    mpirun --oversubscribe -np "$ranks" "$@"
-  else
-    mpirun -np "$ranks" "$@"
-  fi
-}
-
 for ((round = 0; round < rounds; ++round)); do
   for ranks in "${rank_counts[@]}"; do
     for operation in "${operations[@]}"; do
-      launch "$ranks" "$build/perftests/${operation}_perf" -b 1K -e 64M -f 4 -n 10 -w 2 \
+      launch_ranks "$ranks" "$build/perftests/${operation}_perf" -b 1K -e 64M -f 4 -n 10 -w 2 \
         --repeat 5 --buffers both --json "$out/meshcomm_${operation}_${ranks}_${round}.json" > /dev/null
       osu=$(osu_binary "$operation")
       if [ -n "$osu" ]; then
         # -f: average, minimum and maximum latency; the maximum over ranks is meshcomm's -a 3.
-        launch "$ranks" "$osu" -f -m 1:67108864 -i 20 -x 5 |
+        launch_ranks "$ranks" "$osu" -f -m 1:67108864 -i 20 -x 5 |
           awk -v op="$operation" -v np="$ranks" '$1 ~ /^[0-9]+$/ {print op, np, $1, $4}' >> "$out/osu_$round.txt"
       fi
     done

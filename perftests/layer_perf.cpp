@@ -93,6 +93,7 @@ int run(int argc, char** argv) {
   app.add_option("--width", base.width, "model width")->capture_default_str();
   app.add_option("--heads", base.heads, "attention heads")->capture_default_str();
   app.add_option("--hidden", base.hidden, "MLP width")->capture_default_str();
+  app.add_option("--vocab", base.vocab, "vocabulary size")->capture_default_str();
   app.add_option("--seq", base.sequence, "sequence length")->capture_default_str();
   app.add_option("--window", base.window, "sliding window (keys per query)")->capture_default_str();
   app.add_option("--batch", base.batch, "sequences per step (global)")->capture_default_str();
@@ -168,7 +169,7 @@ int run(int argc, char** argv) {
     records.push_back({{"case", cases[i].name}, {"attention", to_string(config.attention)},
                        {"exchange", to_string(config.exchange())}, {"mesh_dim", mesh.spec().to_string()},
                        {"ranks", ranks}, {"layers", config.layers}, {"width", config.width},
-                       {"heads", config.heads}, {"hidden", config.hidden}, {"seq", config.sequence},
+                       {"heads", config.heads}, {"hidden", config.hidden}, {"vocab", config.vocab}, {"seq", config.sequence},
                        {"batch", config.batch}, {"window", config.attention_window()},
                        {"time_per_layer_ms", layer_ms}, {"step_ms", step_ms},
                        {"attention_bytes_per_layer", attention_kib * 1024.0}, {"step_bytes", step_kib * 1024.0},
