@@ -10,47 +10,19 @@
 #include <map>
 #include <tuple>
 
+#include "advice.hpp"
+#include "layer_record.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::advisor {
 
 namespace {
 
-constexpr std::array<double, 2> kSegmentEdges{64.0 * 1024, 1024.0 * 1024};
-
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const std::size_t middle = values.size() / 2;
   return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
-
-/// alpha + beta·n through `points`, weights 1/t² (relative error), alpha and beta ≥ 0.
-AlphaBeta fit_line(const std::vector<CollectivePoint>& points) {
-  double sw = 0, swn = 0, swnn = 0, swt = 0, swnt = 0;
-  for (const auto& p : points) {
-    const double w = 1.0 / (p.time_us * p.time_us);
-    sw += w;
-    swn += w * p.bytes;
-    swnn += w * p.bytes * p.bytes;
-    swt += w * p.time_us;
-    swnt += w * p.bytes * p.time_us;
-  }
-  AlphaBeta line{.min_bytes = points.front().bytes, .max_bytes = points.back().bytes};
-  const double determinant = sw * swnn - swn * swn;
-  if (determinant > 0) {
-    line.alpha_us = (swnn * swt - swn * swnt) / determinant;
-    line.beta_us_per_byte = (sw * swnt - swn * swt) / determinant;
-  }
-  if (determinant <= 0 || line.alpha_us < 0) {
-    line.alpha_us = 0;
-    line.beta_us_per_byte = swnn > 0 ? swnt / swnn : 0;
-  }
-  if (line.beta_us_per_byte < 0) {
-    line.beta_us_per_byte = 0;
-    line.alpha_us = swt / sw;
-  }
-  return line;
 }
 
 /// Least squares of A θ = b restricted to the columns in `mask`; false when singular.
@@ -100,39 +72,86 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+/// A one-rank step's work: the blocks, the output projection and loss, and AdamW.
+BlockWork step_work(const LayerRecord& layer) {
+  const BlockWork block = block_work(layer.shape, layer.choice);
+  const EndsWork ends = ends_work(layer.shape, layer.choice);
+  const double layers = static_cast<double>(layer.shape.layers);
+  return {.gemm_flops = layers * block.gemm_flops + ends.gemm_flops,
+          .attention_flops = layers * block.attention_flops,
+          .attention_scans = layers * block.attention_scans,
+          .elementwise_bytes = layers * block.elementwise_bytes + ends.elementwise_bytes};
+}
+
+/// For each rank count of `shared` (fsdp-only runs on one node): the median over its records of
+/// (measured step − predicted communication − attention taking its turns) / the rest of the
+/// predicted compute of one rank alone.
+std::map<int, double> node_sharing(const MachineModel& machine, const std::vector<LayerRecord>& shared) {
+  MachineModel alone = machine;
+  alone.cores_per_node = 0;
+  alone.node_sharing.clear();
+  std::map<int, std::vector<double>> factors;
+  for (const auto& layer : shared) {
+    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
+    const auto step = predict_step(layer.shape, layer.choice, alone,
+                                   mesh_links(layer.choice, Placement{}, topology, alone.nics_per_node));
+    const double rest = step.compute - step.attention_compute;
+    if (rest <= 0) continue;
+    const double attention = machine.core_turns(layer.ranks) * step.attention_compute;
+    factors[layer.ranks].push_back(
+        std::max(1e-3, (layer.step_seconds - (step.step() - step.compute) - attention) / rest));
+  }
+  std::map<int, double> sharing;
+  for (auto& [ranks, values] : factors) sharing[ranks] = median_of(std::move(values));
+  return sharing;
+}
+
+/// For each exchange of `exchanged` (sp-only runs on one node): the median over its records of
+/// (measured step − predicted step) / exchange calls, in µs, at least 0.
+std::map<std::string, double> exchange_call_costs(const MachineModel& machine, const std::vector<LayerRecord>& exchanged) {
+  MachineModel plain = machine;
+  plain.exchange_call_us.clear();  // what is left over the step without them is theirs
+  std::map<std::string, std::vector<double>> costs;
+  for (const auto& layer : exchanged) {
+    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
+    const double predicted = predict_step(layer.shape, layer.choice, plain,
+                                          mesh_links(layer.choice, Placement{}, topology, plain.nics_per_node))
+                                 .step();
+    const double calls = 2.0 * static_cast<double>(layer.shape.layers) *
+                         static_cast<double>(layer.shape.batch / static_cast<std::size_t>(layer.choice.data_ranks()));
+    costs[std::string(to_string(layer.choice.exchange))].push_back(std::max(0.0, (layer.step_seconds - predicted) / calls * 1e6));
+  }
+  std::map<std::string, double> result;
+  for (auto& [exchange, values] : costs) result[exchange] = median_of(std::move(values));
+  return result;
+}
+
 }  // namespace
 
 CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, std::vector<CollectivePoint> points) {
   CollectiveFit fit{.op = op, .algorithm = std::move(algorithm), .ranks = ranks, .points = static_cast<int>(points.size())};
   std::erase_if(points, [](const CollectivePoint& p) { return !(p.bytes > 0 && p.time_us > 0); });
   if (points.empty()) return fit;
-  std::sort(points.begin(), points.end(), [](const auto& x, const auto& y) { return x.bytes < y.bytes; });
-  std::vector<std::vector<CollectivePoint>> segments(kSegmentEdges.size() + 1);
-  for (const auto& point : points) {
-    const auto segment = static_cast<std::size_t>(
-        std::upper_bound(kSegmentEdges.begin(), kSegmentEdges.end(), point.bytes - 1) - kSegmentEdges.begin());
-    segments[segment].push_back(point);
+  // Runs repeated at one size count once, at their median.
+  std::map<double, std::vector<double>> by_size;
+  for (const auto& point : points) by_size[point.bytes].push_back(point.time_us);
+  std::vector<CollectivePoint> sizes;
+  for (auto& [bytes, times] : by_size) sizes.push_back({bytes, median_of(std::move(times))});
+  if (sizes.size() == 1) {
+    fit.segments.push_back({.min_bytes = sizes[0].bytes, .max_bytes = sizes[0].bytes, .alpha_us = sizes[0].time_us});
+    return fit;
   }
-  std::erase_if(segments, [](const auto& s) { return s.empty(); });
-  // A lone point cannot fix a line: it joins the segment before it (or after, for the first).
-  for (std::size_t i = 0; i < segments.size() && segments.size() > 1;) {
-    if (segments[i].size() >= 2) {
-      ++i;
-      continue;
-    }
-    const std::size_t into = i > 0 ? i - 1 : i + 1;
-    segments[into].insert(segments[into].end(), segments[i].begin(), segments[i].end());
-    std::sort(segments[into].begin(), segments[into].end(), [](const auto& x, const auto& y) { return x.bytes < y.bytes; });
-    segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(i));
-    i = 0;
+  // One alpha-beta line per interval between measured sizes: the library switches algorithms and
+  // the caches switch regimes between them, so no single line holds across the range.
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+    const auto& low = sizes[i];
+    const auto& high = sizes[i + 1];
+    const double beta = (high.time_us - low.time_us) / (high.bytes - low.bytes);
+    fit.segments.push_back({.min_bytes = low.bytes, .max_bytes = high.bytes, .alpha_us = low.time_us - beta * low.bytes,
+                            .beta_us_per_byte = beta});
   }
   std::vector<double> errors;
-  for (const auto& segment : segments) {
-    fit.segments.push_back(fit_line(segment));
-    for (const auto& point : segment) {
-      errors.push_back(100.0 * std::abs(fit.segments.back().time_us(point.bytes) - point.time_us) / point.time_us);
-    }
-  }
+  for (const auto& point : points) errors.push_back(100.0 * std::abs(fit.time_us(point.bytes) - point.time_us) / point.time_us);
   fit.median_error_pct = median_of(errors);
   return fit;
 }
@@ -152,20 +171,26 @@ ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeS
   if (a.empty()) return speed;
   std::array<double, 4> best{};
   double best_residual = std::numeric_limits<double>::infinity();
-  for (unsigned mask = 1; mask < 16; ++mask) {
-    std::array<double, 4> theta{};
-    if (!solve_subset(a, b, mask, theta)) continue;
-    if (std::any_of(theta.begin(), theta.end(), [](double t) { return t < 0; })) continue;
-    double residual = 0;
-    for (std::size_t row = 0; row < a.size(); ++row) {
-      double predicted = 0;
-      for (int j = 0; j < 4; ++j) predicted += a[row][j] * theta[j];
-      residual += (predicted - 1) * (predicted - 1);
+  // Every step multiplies matrices and attends: subsets that keep both are tried first, so that a
+  // term the noise cannot tell apart from another is not dropped for it.
+  for (const bool keep_both : {true, false}) {
+    for (unsigned mask = 1; mask < 16; ++mask) {
+      if (keep_both && (mask & 3U) != 3U) continue;
+      std::array<double, 4> theta{};
+      if (!solve_subset(a, b, mask, theta)) continue;
+      if (std::any_of(theta.begin(), theta.end(), [](double t) { return t < 0; })) continue;
+      double residual = 0;
+      for (std::size_t row = 0; row < a.size(); ++row) {
+        double predicted = 0;
+        for (int j = 0; j < 4; ++j) predicted += a[row][j] * theta[j];
+        residual += (predicted - 1) * (predicted - 1);
+      }
+      if (residual < best_residual) {
+        best_residual = residual;
+        best = theta;
+      }
     }
-    if (residual < best_residual) {
-      best_residual = residual;
-      best = theta;
-    }
+    if (best_residual < std::numeric_limits<double>::infinity()) break;
   }
   // θ are seconds per unit; a term the data never needed costs nothing.
   constexpr double kFree = 1e30;
@@ -187,7 +212,8 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
                        CalibrationSummary& summary) {
   using Key = std::tuple<CollectiveOp, std::string, int>;
   std::map<Key, std::vector<CollectivePoint>> measured;
-  std::vector<ComputePoint> blocks;
+  std::vector<ComputePoint> steps;
+  std::vector<LayerRecord> shared, exchanged;
   for (const auto& path : paths) {
     const nlohmann::json json = read_json(path);
     if (!json.is_array()) throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: {} holds no records (not an array)", path));
@@ -200,21 +226,26 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
         measured[{*op, algorithm, record.value("ranks", 0)}].push_back({record.value("bytes", 0.0), record.value("time_us", 0.0)});
         summary.collective_records += 1;
         used += 1;
-      } else if (record.contains("case") && record.value("ranks", 0) == 1) {
-        ModelShape shape{.layers = record.at("layers"), .width = record.at("width"), .heads = record.at("heads"),
-                         .kv_heads = record.at("heads"), .hidden = record.at("hidden"), .vocab = 0,
-                         .sequence = record.at("seq"), .batch = record.at("batch"), .element_bytes = 4,
-                         .window = record.at("window")};
-        const MeshChoice choice{.exchange = parse_sequence_exchange(record.value("exchange", "ring"))};
-        blocks.push_back({block_work(shape, choice), record.value("time_per_layer_ms", 0.0) * 1e-3});
+      } else if (is_layer_record(record)) {
+        LayerRecord layer;
+        if (!read_layer_record(record, layer).empty()) continue;
+        if (layer.ranks == 1) {
+          steps.push_back({step_work(layer), layer.step_seconds});
+        } else if (layer.choice.fsdp == layer.ranks) {
+          shared.push_back(layer);  // every rank computes beside the others: how much slower?
+        } else if (layer.choice.sp == layer.ranks) {
+          exchanged.push_back(layer);  // the exchange alone: what its calls cost beyond the messages
+        } else {
+          continue;
+        }
         summary.layer_records += 1;
         used += 1;
       }
     }
     if (used == 0) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("calibrate: {} holds no perftest records (op, algo, ranks, bytes, time_us) and no one-rank "
-                              "layer_perf records (case, ranks 1, time_per_layer_ms)", path));
+                  fmt::format("calibrate: {} holds no perftest records (op, algo, ranks, bytes, time_us) and no layer_perf "
+                              "records the calibration uses (one rank, or fsdp only)", path));
     }
   }
   MachineModel machine = base;
@@ -235,11 +266,15 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
     }
     if (fit.op == CollectiveOp::sendrecv) machine.intra.latency_us = std::max(0.1, fit.segments.front().alpha_us);
   }
-  if (!blocks.empty()) {
-    machine.compute = fit_compute(blocks, base.compute, summary.compute_median_error_pct);
+  if (!steps.empty()) {
+    machine.compute = fit_compute(steps, base.compute, summary.compute_median_error_pct);
   } else {
     summary.notes.push_back("no one-rank layer_perf records: compute speeds left as given");
   }
+  machine.node_sharing = node_sharing(machine, shared);
+  if (shared.empty()) summary.notes.push_back("no fsdp-only layer_perf records on several ranks: ranks share a node's cores evenly");
+  machine.exchange_call_us = exchange_call_costs(machine, exchanged);
+  if (exchanged.empty()) summary.notes.push_back("no sp-only layer_perf records: exchanges cost their messages only");
   if (measured.empty()) summary.notes.push_back("no perftest records: collectives fall back to the links");
   return machine;
 }

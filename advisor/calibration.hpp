@@ -15,12 +15,12 @@ struct CollectivePoint {
   double time_us = 0;
 };
 
-/// Fits alpha-beta segments (below 64 KiB, to 1 MiB, above: where the library's selection
-/// changes algorithm) to `points`, minimising the relative error; a segment with fewer than two
-/// points joins its neighbour. Alpha and beta are never negative.
+/// Fits `points` with one alpha-beta line per interval between the measured sizes (repeated sizes
+/// at their median time), so that algorithm switches and cache regimes inside the range are kept;
+/// beyond the largest size the last line continues, below the smallest the smallest time holds.
 CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, std::vector<CollectivePoint> points);
 
-/// One measured block: its work and its seconds (forward and backward).
+/// One measured piece of compute (a training step on one rank): its work and its seconds.
 struct ComputePoint {
   BlockWork work;
   double seconds = 0;
@@ -40,8 +40,10 @@ struct CalibrationSummary {
 };
 
 /// Reads the perftests' `--json` files (collective records: op, algo, ranks, bytes, time_us;
-/// Open MPI's own rows and wrong results are skipped) and layer_perf's (one-rank records give the
-/// compute speeds), and returns `base` with the fits, the node link derived from them, and
+/// Open MPI's own rows and wrong results are skipped) and layer_perf's (one-rank records' whole
+/// steps give the compute speeds; fsdp-only records on several ranks of one node, how much slower
+/// ranks compute beside each other; sp-only records, what each exchange call costs beyond its
+/// messages), and returns `base` with the fits, the node link derived from them, and
 /// `cores_per_node`. Throws Error(invalid_argument) naming a file that cannot be read or holds
 /// neither kind of record.
 MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel& base, int cores_per_node,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "memory_model.hpp"
 #include "shard_sizes.hpp"
 
 namespace meshcomm::advisor {
@@ -56,11 +55,13 @@ BlockWork block_work(const ModelShape& shape, const MeshChoice& choice) {
       static_cast<double>(2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden);
   const Pairs pairs = attention_pairs(shape, choice, sizes);
   const double sequences = static_cast<double>(sizes.sequences);
-  const int busiest = choice.exchange == SequenceExchange::halo ? choice.sp - 1 : 0;
+  // The block's own tensors (norms, SiLU, residuals, copies), the same under every exchange.
+  const double elementwise = rows * static_cast<double>(4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() +
+                                                        2 * sizes.hidden) * static_cast<double>(shape.element_bytes);
   return {.gemm_flops = 3.0 * forward_gemm,
           .attention_flops = 14.0 * sequences * pairs.visible * pairs.heads * static_cast<double>(sizes.head_dim),
           .attention_scans = 2.0 * sequences * pairs.visited * pairs.heads,
-          .elementwise_bytes = static_cast<double>(block_activation_bytes(shape, choice, busiest))};
+          .elementwise_bytes = elementwise};
 }
 
 EndsWork ends_work(const ModelShape& shape, const MeshChoice& choice) {

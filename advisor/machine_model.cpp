@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <fstream>
@@ -27,6 +28,27 @@ double parse_positive(std::string_view option, std::string_view text) {
 
 [[noreturn]] void malformed(const std::string& path, const std::string& what) {
   throw Error(ErrorCode::invalid_argument, fmt::format("calibration {}: {}", path, what));
+}
+
+/// {"2": 1.1, "4": 2.3}: a factor per rank count.
+std::map<int, double> read_rank_map(const nlohmann::json& json, const char* key, const std::string& path) {
+  std::map<int, double> values;
+  const nlohmann::json entries = json.value(key, nlohmann::json::object());
+  for (const auto& [ranks, value] : entries.items()) {
+    int count = 0;
+    const auto [end, error] = std::from_chars(ranks.data(), ranks.data() + ranks.size(), count);
+    if (error != std::errc{} || end != ranks.data() + ranks.size() || count < 1) {
+      malformed(path, fmt::format("{} key '{}' is not a rank count", key, ranks));
+    }
+    values[count] = value.get<double>();
+  }
+  return values;
+}
+
+nlohmann::json rank_map_json(const std::map<int, double>& values) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [ranks, value] : values) json[std::to_string(ranks)] = value;
+  return json;
 }
 
 }  // namespace
@@ -61,10 +83,22 @@ LinkSpeed parse_link_speed(std::string_view option, std::string_view text) {
 
 double CollectiveFit::time_us(double bytes) const {
   if (segments.empty()) return 0;
+  // Nothing is faster than the smallest call measured.
+  if (bytes <= segments.front().min_bytes) return segments.front().time_us(segments.front().min_bytes);
   for (const auto& segment : segments) {
     if (bytes <= segment.max_bytes) return segment.time_us(bytes);
   }
   return segments.back().time_us(bytes);
+}
+
+double MachineModel::core_turns(int ranks_per_node) const {
+  return cores_per_node > 0 ? std::max(1.0, static_cast<double>(ranks_per_node) / cores_per_node) : 1.0;
+}
+
+double MachineModel::compute_slowdown(int ranks_per_node) const {
+  if (const auto found = node_sharing.find(ranks_per_node); found != node_sharing.end()) return found->second;
+  const auto at_cores = node_sharing.find(std::min(ranks_per_node, cores_per_node));
+  return (at_cores != node_sharing.end() ? at_cores->second : 1.0) * core_turns(ranks_per_node);
 }
 
 const CollectiveFit* MachineModel::fit_for(CollectiveOp op, int ranks) const {
@@ -98,7 +132,11 @@ MachineModel load_calibration(const std::string& path) {
     machine.memory_bytes = json.value("memory_bytes", machine.memory_bytes);
     machine.cores_per_node = json.value("cores_per_node", 0);
     machine.nics_per_node = json.value("nics_per_node", machine.nics_per_node);
-    for (const auto& entry : json.value("collectives", nlohmann::json::array())) {
+    machine.node_sharing = read_rank_map(json, "node_sharing", path);
+    const nlohmann::json exchange_calls = json.value("exchange_call_us", nlohmann::json::object());
+    for (const auto& [exchange, cost] : exchange_calls.items()) machine.exchange_call_us[exchange] = cost.get<double>();
+    const nlohmann::json collectives = json.value("collectives", nlohmann::json::array());
+    for (const auto& entry : collectives) {
       const std::string op_name = entry.at("op");
       const auto op = parse_collective_op(op_name);
       if (!op) malformed(path, fmt::format("collective op '{}' is not one the model uses", op_name));
@@ -137,6 +175,8 @@ void save_calibration(const MachineModel& machine, const std::string& path) {
       {"memory_bytes", machine.memory_bytes},
       {"cores_per_node", machine.cores_per_node},
       {"nics_per_node", machine.nics_per_node},
+      {"node_sharing", rank_map_json(machine.node_sharing)},
+      {"exchange_call_us", machine.exchange_call_us},
       {"collectives", collectives}};
   std::ofstream out(path);
   if (!out) throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: cannot write {}", path));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,7 +47,7 @@ struct CollectiveFit {
   double median_error_pct = 0;      ///< the fit against those records
 
   /// The fitted time of `bytes` (the whole buffer, as the perftests report it); sizes beyond the
-  /// measured ones extend the nearest segment.
+  /// largest measured extend the last segment, sizes below the smallest take its time.
   [[nodiscard]] double time_us(double bytes) const;
 };
 
@@ -67,10 +68,21 @@ struct MachineModel {
   ComputeSpeed compute;
   double memory_bytes = 80.0 * (1ULL << 30);
   int cores_per_node = 0;  ///< ranks beyond this share cores and compute slower (0: no limit)
+  /// Measured: ranks on one node → how much slower each one's GEMMs and elementwise passes run
+  /// than one rank's alone (shared caches and memory bandwidth; beyond the cores, turns on them).
+  /// Where a count was not measured: core_turns() times the factor measured at the cores.
+  std::map<int, double> node_sharing;
+  /// Measured: each sp exchange's cost per call beyond its messages (packing, buffers, the
+  /// plan's steps), in µs, by exchange name.
+  std::map<std::string, double> exchange_call_us;
   int nics_per_node = 8;
   std::vector<CollectiveFit> fits;
   std::string source = "defaults";  ///< where the figures come from
 
+  /// The slowdown of the GEMMs and elementwise passes of each of `ranks_per_node` ranks on a node.
+  [[nodiscard]] double compute_slowdown(int ranks_per_node) const;
+  /// ranks / cores, at least 1: how many ranks take turns on each core.
+  [[nodiscard]] double core_turns(int ranks_per_node) const;
   /// The fit of `op` at `ranks` by the library's own selection, if measured.
   [[nodiscard]] const CollectiveFit* fit_for(CollectiveOp op, int ranks) const;
 };

@@ -75,6 +75,13 @@ ExchangeTime exchange_time(const ModelShape& shape, const MeshChoice& choice, co
   return time;
 }
 
+/// What each exchange call costs beyond its messages, as calibrated (forward and backward calls).
+double exchange_call_seconds(const MeshChoice& choice, const MachineModel& machine, const ShardSizes& sizes) {
+  if (choice.sp == 1) return 0;
+  const auto found = machine.exchange_call_us.find(std::string(to_string(choice.exchange)));
+  return found == machine.exchange_call_us.end() ? 0 : 2.0 * static_cast<double>(sizes.sequences) * found->second * 1e-6;
+}
+
 }  // namespace
 
 double compute_seconds(const ComputeSpeed& speed, double gemm_flops, double attention_flops, double attention_scans,
@@ -88,13 +95,15 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
   const ShardSizes sizes = shard_sizes(shape, choice);
   const BlockWork work = block_work(shape, choice);
   const EndsWork ends = ends_work(shape, choice);
-  // Ranks beyond a node's cores share them.
-  const double slowdown =
-      machine.cores_per_node > 0 ? std::max(1.0, static_cast<double>(links.ranks_per_node) / machine.cores_per_node) : 1.0;
+  // Ranks beside each other on a node contend for its caches and memory, which slows the GEMMs and
+  // the elementwise passes; attention's loops keep to their core, and only take turns on it where
+  // the ranks outnumber the cores.
+  const double slowdown = machine.compute_slowdown(links.ranks_per_node);
+  const double turns = machine.core_turns(links.ranks_per_node);
   const auto& speed = machine.compute;
-  const double attention_forward = slowdown * compute_seconds(speed, 0, kForwardAttention * work.attention_flops,
+  const double attention_forward = turns * compute_seconds(speed, 0, kForwardAttention * work.attention_flops,
                                                               kForwardScans * work.attention_scans, 0);
-  const double attention_backward = slowdown * compute_seconds(speed, 0, (1 - kForwardAttention) * work.attention_flops,
+  const double attention_backward = turns * compute_seconds(speed, 0, (1 - kForwardAttention) * work.attention_flops,
                                                                (1 - kForwardScans) * work.attention_scans, 0);
   const double forward = attention_forward + slowdown * compute_seconds(speed, kForwardGemm * work.gemm_flops, 0, 0,
                                                                         kForwardElementwise * work.elementwise_bytes);
@@ -105,12 +114,14 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
 
   StepPrediction step;
   step.compute = layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
+  step.attention_compute = layers * (attention_forward + attention_backward);
   step.tensor_parallel = layers * 4 *
                          collective_seconds(machine, CollectiveOp::all_reduce,
                                             static_cast<double>(sizes.rows * shape.width) * element, links.tp);
   const ExchangeTime exchange = exchange_time(shape, choice, machine, links, sizes, attention_forward, attention_backward);
-  step.sequence = layers * exchange.exposed;
-  step.sequence_transfer = layers * exchange.transfer;
+  const double calls = exchange_call_seconds(choice, machine, sizes);
+  step.sequence = layers * (exchange.exposed + calls);
+  step.sequence_transfer = layers * (exchange.transfer + calls);
   step.ring_step_transfer = exchange.ring_step_transfer;
   step.ring_step_compute = choice.sp > 1 ? attention_forward / static_cast<double>(sizes.sequences) / choice.sp : 0;
 

@@ -19,6 +19,7 @@ struct MeshLinks {
 /// and V, the head all-to-alls and the replicas' all-reduces in the open).
 struct StepPrediction {
   double compute = 0;
+  double attention_compute = 0;  ///< the part of `compute` spent in attention
   double tensor_parallel = 0;
   double sequence = 0;
   double fsdp = 0;

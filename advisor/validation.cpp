@@ -9,8 +9,8 @@
 #include <map>
 
 #include "advice.hpp"
+#include "layer_record.hpp"
 #include "meshcomm/error.hpp"
-#include "meshcomm/mesh_spec.hpp"
 
 namespace meshcomm::advisor {
 
@@ -28,51 +28,42 @@ nlohmann::json read_records(const std::string& path) {
   }
 }
 
-int axis_size(const MeshSpec& spec, std::string_view name) {
-  const auto position = spec.find(name);
-  return position ? spec.axes()[*position].size : 1;
+/// The prediction of one layer_perf record, or the reason it cannot be made.
+std::string predict_layer_record(const nlohmann::json& json, const MachineModel& machine, ValidationRow& row) {
+  LayerRecord record;
+  if (auto reason = read_layer_record(json, record); !reason.empty()) return reason;
+  const Topology topology = Topology::simulated(record.ranks, record.ranks);
+  const MeshLinks links = mesh_links(record.choice, Placement{}, topology, machine.nics_per_node);
+  const auto& shape = record.shape;
+  row = {.what = fmt::format("{} {}", record.choice.label(), shape.name),
+         .scenario = fmt::format("{} ranks, {}, {} attention", record.ranks, to_string(shape),
+                                 shape.sliding() ? "sliding" : "full"),
+         .measured = record.step_seconds,
+         .predicted = predict_step(shape, record.choice, machine, links).step()};
+  return {};
 }
 
-/// The prediction of one layer_perf record, or the reason it cannot be made.
-std::string predict_layer_record(const nlohmann::json& record, const MachineModel& machine, ValidationRow& row) {
-  const int ranks = record.at("ranks");
-  const MeshSpec spec = MeshSpec::parse(record.at("mesh_dim").get<std::string>()).resolved(ranks);
-  MeshChoice choice{.dp = axis_size(spec, "dp"), .fsdp = axis_size(spec, "fsdp"), .tp = axis_size(spec, "tp"),
-                    .sp = axis_size(spec, "sp"), .exchange = parse_sequence_exchange(record.at("exchange").get<std::string>())};
-  const auto shard_axes = split_axis_list(record.value("fsdp_axes", std::string("fsdp")));
-  const auto names = [&](std::string_view axis) { return std::find(shard_axes.begin(), shard_axes.end(), axis) != shard_axes.end(); };
-  if (names("dp") && choice.dp > 1) return "dp shards the parameters here; the advisor's dp replicates";
-  if (!names("fsdp") && choice.fsdp > 1) return "fsdp does not shard the parameters here";
-  if (!record.value("prefetch", true)) return "no prefetch: the advisor plans FSDP with prefetch";
-  choice.sp_in_shard = names("sp");
-  const ModelShape shape{.name = record.at("case"), .layers = record.at("layers"), .width = record.at("width"),
-                         .heads = record.at("heads"), .kv_heads = record.at("heads"), .hidden = record.at("hidden"),
-                         .vocab = record.value("vocab", std::size_t{64}), .sequence = record.at("seq"),
-                         .batch = record.at("batch"), .element_bytes = 4, .window = record.at("window")};
-  if (auto reason = infeasibility(shape, choice); !reason.empty()) return reason;
-  const Topology topology = Topology::simulated(ranks, ranks);
-  const MeshLinks links = mesh_links(choice, Placement{}, topology, machine.nics_per_node);
-  row = {.what = fmt::format("{} {}", choice.label(), shape.name),
-         .scenario = fmt::format("{} ranks, {}, {} attention", ranks, to_string(shape), shape.sliding() ? "sliding" : "full"),
-         .measured = record.at("step_ms").get<double>() * 1e-3,
-         .predicted = predict_step(shape, choice, machine, links).step()};
-  return {};
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
 }  // namespace
 
 Validation validate(const std::vector<std::string>& paths, const MachineModel& machine, double min_bytes) {
   Validation validation;
+  std::map<std::pair<std::string, std::string>, std::vector<ValidationRow>> steps_by_case;
   for (const auto& path : paths) {
     for (const auto& record : read_records(path)) {
-      if (record.contains("case")) {
+      if (is_layer_record(record)) {
         ValidationRow row;
         if (auto reason = predict_layer_record(record, machine, row); !reason.empty()) {
           validation.skipped.push_back(fmt::format("{}: {} on {}: {}", path, record.value("case", ""),
                                                    record.value("mesh_dim", ""), reason));
           continue;
         }
-        validation.steps.push_back(std::move(row));
+        steps_by_case[{row.scenario, row.what}].push_back(std::move(row));
       } else if (record.contains("op")) {
         const auto op = parse_collective_op(record.value("op", ""));
         const double bytes = record.value("bytes", 0.0);
@@ -84,6 +75,14 @@ Validation validate(const std::vector<std::string>& paths, const MachineModel& m
                                           .predicted = collective_seconds(machine, *op, bytes, links) * 1e6});
       }
     }
+  }
+  // A case measured in several runs counts once, at its median: runs differ more than repeats.
+  for (auto& [key, rows] : steps_by_case) {
+    std::vector<double> measured;
+    for (const auto& row : rows) measured.push_back(row.measured);
+    ValidationRow merged = rows.front();
+    merged.measured = median_of(std::move(measured));
+    validation.steps.push_back(std::move(merged));
   }
   return validation;
 }
@@ -107,10 +106,8 @@ ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows) {
   if (rows.empty()) return {};
   std::vector<double> errors;
   for (const auto& row : rows) errors.push_back(std::abs(row.error_pct()));
-  std::sort(errors.begin(), errors.end());
-  const std::size_t middle = errors.size() / 2;
-  return {.median_pct = errors.size() % 2 == 1 ? errors[middle] : 0.5 * (errors[middle - 1] + errors[middle]),
-          .worst_pct = errors.back()};
+  const double worst = *std::max_element(errors.begin(), errors.end());
+  return {.median_pct = median_of(std::move(errors)), .worst_pct = worst};
 }
 
 }  // namespace meshcomm::advisor

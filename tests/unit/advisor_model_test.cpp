@@ -9,6 +9,7 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
+#include "advice.hpp"
 #include "calibration.hpp"
 #include "harness/expect_error.hpp"
 #include "machine_model.hpp"
@@ -98,34 +99,34 @@ TEST(AdvisorChoices, HeadAllToAllNeedsHeadsPerTpRankDivisibleBySp) {
             std::string::npos);
 }
 
-TEST(AdvisorFits, AlphaBetaSegmentsRecoverTheLinesTheyWereMadeFrom) {
+TEST(AdvisorFits, SegmentsPassThroughEveryMeasuredSizeAndKeepItsLine) {
   // Below 64 KiB: 5 µs + 1 µs/KiB; above 1 MiB: 40 µs + 0.1 µs/KiB; between: 20 µs + 0.5 µs/KiB.
-  std::vector<CollectivePoint> points;
-  for (double bytes = 1024; bytes <= 64.0 * 1048576; bytes *= 2) {
+  auto truth = [](double bytes) {
     const double kib = bytes / 1024;
-    const double time = bytes <= 65536 ? 5 + kib : bytes <= 1048576 ? 20 + 0.5 * kib : 40 + 0.1 * kib;
-    points.push_back({bytes, time});
-  }
+    return bytes <= 65536 ? 5 + kib : bytes <= 1048576 ? 20 + 0.5 * kib : 40 + 0.1 * kib;
+  };
+  std::vector<CollectivePoint> points;
+  for (double bytes = 1024; bytes <= 64.0 * 1048576; bytes *= 2) points.push_back({bytes, truth(bytes)});
   const auto fit = fit_collective(CollectiveOp::all_gather, "auto", 4, points);
-  ASSERT_EQ(fit.segments.size(), 3U);
-  EXPECT_NEAR(fit.segments[0].alpha_us, 5, 1e-6);
-  EXPECT_NEAR(fit.segments[1].alpha_us, 20, 1e-6);
-  EXPECT_NEAR(fit.segments[2].alpha_us, 40, 1e-6);
-  EXPECT_NEAR(fit.segments[2].beta_us_per_byte * 1024, 0.1, 1e-9);
-  EXPECT_LT(fit.median_error_pct, 1e-6);
-  for (const auto& point : points) EXPECT_NEAR(fit.time_us(point.bytes), point.time_us, 1e-6 * point.time_us);
-  EXPECT_NEAR(fit.time_us(256.0 * 1048576), 40 + 0.1 * 256 * 1024, 1e-3);  // beyond: the last segment's line
+  ASSERT_EQ(fit.segments.size(), points.size() - 1);
+  for (const auto& point : points) EXPECT_NEAR(fit.time_us(point.bytes), point.time_us, 1e-9 * point.time_us);
+  EXPECT_LT(fit.median_error_pct, 1e-9);
+  // Inside one regime the line is the regime's; beyond the largest size the last line goes on.
+  EXPECT_NEAR(fit.time_us(3 * 1048576.0), truth(3 * 1048576.0), 1e-9 * truth(3 * 1048576.0));
+  EXPECT_NEAR(fit.segments.back().alpha_us, 40, 1e-6);
+  EXPECT_NEAR(fit.time_us(256.0 * 1048576), truth(256.0 * 1048576), 1e-6 * truth(256.0 * 1048576));
+  EXPECT_DOUBLE_EQ(fit.time_us(10), truth(1024));  // nothing is cheaper than the smallest measured call
 }
 
-TEST(AdvisorFits, ALonePointJoinsItsNeighbourAndNothingGoesNegative) {
-  const auto fit = fit_collective(CollectiveOp::sendrecv, "auto", 2, {{1024, 10}, {4096, 12}, {2 * 1048576.0, 100}});
+TEST(AdvisorFits, RepeatedSizesCountAtTheirMedianAndOneSizeIsAConstant) {
+  const auto fit = fit_collective(CollectiveOp::sendrecv, "auto", 2,
+                                  {{1024, 10}, {1024, 30}, {1024, 11}, {4096, 40}, {4096, 20}, {4096, 21}});
   ASSERT_EQ(fit.segments.size(), 1U);
-  for (const auto& segment : fit.segments) {
-    EXPECT_GE(segment.alpha_us, 0);
-    EXPECT_GE(segment.beta_us_per_byte, 0);
-  }
-  const auto falling = fit_collective(CollectiveOp::sendrecv, "auto", 2, {{1024, 10}, {2048, 9}, {4096, 8}});
-  EXPECT_GE(falling.segments.front().beta_us_per_byte, 0);
+  EXPECT_NEAR(fit.time_us(1024), 11, 1e-9);
+  EXPECT_NEAR(fit.time_us(4096), 21, 1e-9);
+  const auto single = fit_collective(CollectiveOp::sendrecv, "auto", 2, {{1024, 7}});
+  EXPECT_DOUBLE_EQ(single.time_us(1), 7);
+  EXPECT_DOUBLE_EQ(single.time_us(1024), 7);
 }
 
 TEST(AdvisorFits, ComputeSpeedsComeBackFromTheirOwnTimes) {
@@ -178,6 +179,65 @@ TEST(AdvisorCalibration, PerftestRecordsBecomeFitsAndTheFileRoundTrips) {
   EXPECT_DOUBLE_EQ(loaded.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6), machine.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6));
   EXPECT_EQ(loaded.cores_per_node, 2);
   EXPECT_EQ(loaded.nics_per_node, machine.nics_per_node);
+}
+
+/// A layer_perf record of `shape` on `mesh_dim` whose step took `seconds`.
+nlohmann::json layer_record(const ModelShape& shape, const char* mesh_dim, int ranks, SequenceExchange exchange,
+                            double seconds) {
+  return {{"case", "synthetic"}, {"ranks", ranks}, {"mesh_dim", mesh_dim}, {"exchange", to_string(exchange)},
+          {"fsdp_axes", "fsdp"}, {"prefetch", true}, {"layers", shape.layers}, {"width", shape.width},
+          {"heads", shape.heads}, {"hidden", shape.hidden}, {"vocab", shape.vocab}, {"seq", shape.sequence},
+          {"batch", shape.batch}, {"window", shape.window}, {"step_ms", seconds * 1e3}};
+}
+
+TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCosts) {
+  // Steps made by a known machine: compute speeds, GEMMs 1.25x slower beside a second rank, and
+  // 40 µs per halo call beyond its messages. The calibration must find each again.
+  MachineModel truth;
+  truth.compute = {.gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9,
+                   .elementwise_bytes_per_s = 4e9};
+  truth.cores_per_node = 2;
+  auto step_of = [&](const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine) {
+    const Topology topology = Topology::simulated(choice.world(), choice.world());
+    return predict_step(shape, choice, machine, mesh_links(choice, Placement{}, topology, machine.nics_per_node));
+  };
+  nlohmann::json records = nlohmann::json::array();
+  for (std::size_t width : {32, 64, 128}) {
+    for (std::size_t window : {0, 8}) {
+      for (std::size_t sequence : {32, 64}) {
+        const ModelShape shape{.layers = 2, .width = width, .heads = 4, .kv_heads = 4, .hidden = 2 * width + 32,
+                               .vocab = 16, .sequence = sequence, .batch = 4, .element_bytes = 4, .window = window};
+        const MeshChoice one{.exchange = window == 0 ? SequenceExchange::ring : SequenceExchange::halo};
+        records.push_back(layer_record(shape, "1,1,1,1", 1, one.exchange, step_of(shape, one, truth).step()));
+      }
+    }
+  }
+  const ModelShape shape{.layers = 2, .width = 64, .heads = 4, .kv_heads = 4, .hidden = 128, .vocab = 16,
+                         .sequence = 64, .batch = 4, .element_bytes = 4, .window = 8};
+  MachineModel shared = truth;
+  shared.node_sharing[2] = 1.25;
+  const MeshChoice fsdp{.fsdp = 2, .exchange = SequenceExchange::halo};
+  records.push_back(layer_record(shape, "1,2,1,1", 2, fsdp.exchange, step_of(shape, fsdp, shared).step()));
+  MachineModel calls = shared;
+  calls.exchange_call_us["halo"] = 40;
+  const MeshChoice sp{.sp = 2, .exchange = SequenceExchange::halo};
+  records.push_back(layer_record(shape, "1,1,1,2", 2, sp.exchange, step_of(shape, sp, calls).step()));
+
+  const auto path = write_temporary("advisor_layers.json", records);
+  CalibrationSummary summary;
+  const auto machine = calibrate({path}, MachineModel{}, 2, summary);
+  EXPECT_EQ(summary.layer_records, 14);
+  EXPECT_LT(summary.compute_median_error_pct, 1e-6);
+  EXPECT_NEAR(machine.compute.gemm_flops_per_s, 5e10, 1e-6 * 5e10);
+  EXPECT_NEAR(machine.compute.attention_flops_per_s, 5e9, 1e-6 * 5e9);
+  EXPECT_NEAR(machine.compute.seconds_per_scan, 2e-9, 1e-6 * 2e-9);
+  ASSERT_EQ(machine.node_sharing.count(2), 1U);
+  EXPECT_NEAR(machine.node_sharing.at(2), 1.25, 1e-6);
+  ASSERT_EQ(machine.exchange_call_us.count("halo"), 1U);
+  EXPECT_NEAR(machine.exchange_call_us.at("halo"), 40, 1e-6);
+  // Beyond the cores, the GEMMs take turns on top of the sharing measured at the cores.
+  EXPECT_NEAR(machine.compute_slowdown(4), 1.25 * 2, 1e-9);
+  EXPECT_NEAR(machine.core_turns(3), 1.5, 1e-12);
 }
 
 TEST(AdvisorCalibration, FilesWithoutRecordsAreNamed) {
