@@ -95,7 +95,7 @@ Advice advise(const AdviceRequest& request, const Topology& topology) {
 std::string explain(const RankedChoice& first, const RankedChoice& second) {
   const double step_a = first.time.step();
   const double step_b = second.time.step();
-  std::string text = fmt::format("{} beats {} by {:.3g} ms per step ({:.3g} against {:.3g} ms, {:.1f}%).\n",
+  std::string text = fmt::format("{} beats {} by {:.3f} ms per step ({:.1f} against {:.1f} ms, {:.2f}%).\n",
                                  first.choice.label(), second.choice.label(), 1e3 * (step_b - step_a), 1e3 * step_a,
                                  1e3 * step_b, step_b > 0 ? 100.0 * (step_b - step_a) / step_b : 0.0);
   struct Part {
@@ -112,8 +112,12 @@ std::string explain(const RankedChoice& first, const RankedChoice& second) {
   };
   std::vector<Part> ordered = parts;
   std::sort(ordered.begin(), ordered.end(), [](const Part& x, const Part& y) { return std::abs(x.b - x.a) > std::abs(y.b - y.a); });
-  for (const Part& part : ordered) {
-    if (std::abs(part.b - part.a) < 0.01 * std::max(step_a, step_b)) continue;
+  // The parts that make the difference: those above 1% of the step, or the three largest on a near tie.
+  const bool near_tie = std::abs(ordered.front().b - ordered.front().a) < 0.01 * std::max(step_a, step_b);
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    const Part& part = ordered[i];
+    const double difference = std::abs(part.b - part.a);
+    if (difference < 1e-6 || (near_tie ? i >= 3 : difference < 0.01 * std::max(step_a, step_b))) continue;
     text += fmt::format("  {:<8} {:>10.3f} ms against {:>10.3f} ms ({}{:.3f} ms): {}\n", part.name, 1e3 * part.a,
                         1e3 * part.b, part.a <= part.b ? "-" : "+", 1e3 * std::abs(part.b - part.a), part.why);
   }
