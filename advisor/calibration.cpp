@@ -83,27 +83,37 @@ BlockWork step_work(const LayerRecord& layer) {
           .elementwise_bytes = layers * block.elementwise_bytes + ends.elementwise_bytes};
 }
 
-/// For each rank count of `shared` (fsdp-only runs on one node): the median over its records of
-/// (measured step − predicted communication − attention taking its turns) / the rest of the
-/// predicted compute of one rank alone.
-std::map<int, double> node_sharing(const MachineModel& machine, const std::vector<LayerRecord>& shared) {
+/// From `shared` (fsdp-only runs on one node): for each rank count up to the cores, the median
+/// over its records of (measured step − predicted communication − attention) / the rest of the
+/// compute of one rank alone; beyond the cores, the median of what the step lost per layer to
+/// ranks taking turns, once the compute has taken its turns.
+void node_sharing(MachineModel& machine, const std::vector<LayerRecord>& shared) {
+  machine.node_sharing.clear();
+  machine.oversubscribed_layer_seconds.clear();
+  std::map<int, std::vector<double>> factors, losses;
+  auto predict = [&](const LayerRecord& layer, const MachineModel& with) {
+    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
+    return predict_step(layer.shape, layer.choice, with, mesh_links(layer.choice, Placement{}, topology, with.nics_per_node));
+  };
   MachineModel alone = machine;
   alone.cores_per_node = 0;
-  alone.node_sharing.clear();
-  std::map<int, std::vector<double>> factors;
-  for (const auto& layer : shared) {
-    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
-    const auto step = predict_step(layer.shape, layer.choice, alone,
-                                   mesh_links(layer.choice, Placement{}, topology, alone.nics_per_node));
-    const double rest = step.compute - step.attention_compute;
-    if (rest <= 0) continue;
-    const double attention = machine.core_turns(layer.ranks) * step.attention_compute;
-    factors[layer.ranks].push_back(
-        std::max(1e-3, (layer.step_seconds - (step.step() - step.compute) - attention) / rest));
+  for (const bool beyond_cores : {false, true}) {  // the factors within the cores first: turns build on them
+    for (const auto& layer : shared) {
+      if ((machine.cores_per_node > 0 && layer.ranks > machine.cores_per_node) != beyond_cores) continue;
+      if (!beyond_cores) {
+        const auto step = predict(layer, alone);
+        const double rest = step.compute - step.attention_compute;
+        if (rest <= 0) continue;
+        factors[layer.ranks].push_back(
+            std::max(1e-3, (layer.step_seconds - (step.step() - step.compute) - step.attention_compute) / rest));
+      } else {
+        const auto step = predict(layer, machine);
+        losses[layer.ranks].push_back(std::max(0.0, (layer.step_seconds - step.step()) / static_cast<double>(layer.shape.layers)));
+      }
+    }
+    for (auto& [ranks, values] : factors) machine.node_sharing[ranks] = median_of(values);
   }
-  std::map<int, double> sharing;
-  for (auto& [ranks, values] : factors) sharing[ranks] = median_of(std::move(values));
-  return sharing;
+  for (auto& [ranks, values] : losses) machine.oversubscribed_layer_seconds[ranks] = median_of(std::move(values));
 }
 
 /// For each exchange of `exchanged` (sp-only runs on one node): the median over its records of
@@ -271,7 +281,7 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
   } else {
     summary.notes.push_back("no one-rank layer_perf records: compute speeds left as given");
   }
-  machine.node_sharing = node_sharing(machine, shared);
+  node_sharing(machine, shared);
   if (shared.empty()) summary.notes.push_back("no fsdp-only layer_perf records on several ranks: ranks share a node's cores evenly");
   machine.exchange_call_us = exchange_call_costs(machine, exchanged);
   if (exchanged.empty()) summary.notes.push_back("no sp-only layer_perf records: exchanges cost their messages only");

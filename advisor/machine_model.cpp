@@ -96,8 +96,8 @@ double MachineModel::core_turns(int ranks_per_node) const {
 }
 
 double MachineModel::compute_slowdown(int ranks_per_node) const {
-  if (const auto found = node_sharing.find(ranks_per_node); found != node_sharing.end()) return found->second;
-  const auto at_cores = node_sharing.find(std::min(ranks_per_node, cores_per_node));
+  const bool oversubscribed = cores_per_node > 0 && ranks_per_node > cores_per_node;
+  const auto at_cores = node_sharing.find(oversubscribed ? cores_per_node : ranks_per_node);
   return (at_cores != node_sharing.end() ? at_cores->second : 1.0) * core_turns(ranks_per_node);
 }
 
@@ -133,6 +133,7 @@ MachineModel load_calibration(const std::string& path) {
     machine.cores_per_node = json.value("cores_per_node", 0);
     machine.nics_per_node = json.value("nics_per_node", machine.nics_per_node);
     machine.node_sharing = read_rank_map(json, "node_sharing", path);
+    machine.oversubscribed_layer_seconds = read_rank_map(json, "oversubscribed_layer_seconds", path);
     const nlohmann::json exchange_calls = json.value("exchange_call_us", nlohmann::json::object());
     for (const auto& [exchange, cost] : exchange_calls.items()) machine.exchange_call_us[exchange] = cost.get<double>();
     const nlohmann::json collectives = json.value("collectives", nlohmann::json::array());
@@ -176,6 +177,7 @@ void save_calibration(const MachineModel& machine, const std::string& path) {
       {"cores_per_node", machine.cores_per_node},
       {"nics_per_node", machine.nics_per_node},
       {"node_sharing", rank_map_json(machine.node_sharing)},
+      {"oversubscribed_layer_seconds", rank_map_json(machine.oversubscribed_layer_seconds)},
       {"exchange_call_us", machine.exchange_call_us},
       {"collectives", collectives}};
   std::ofstream out(path);

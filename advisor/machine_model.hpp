@@ -68,10 +68,13 @@ struct MachineModel {
   ComputeSpeed compute;
   double memory_bytes = 80.0 * (1ULL << 30);
   int cores_per_node = 0;  ///< ranks beyond this share cores and compute slower (0: no limit)
-  /// Measured: ranks on one node → how much slower each one's GEMMs and elementwise passes run
-  /// than one rank's alone (shared caches and memory bandwidth; beyond the cores, turns on them).
-  /// Where a count was not measured: core_turns() times the factor measured at the cores.
+  /// Measured: ranks on one node, up to its cores → how much slower each one's GEMMs and
+  /// elementwise passes run than one rank's alone (shared caches and memory bandwidth). Beyond the
+  /// cores: core_turns() times the factor at the cores.
   std::map<int, double> node_sharing;
+  /// Measured: ranks on one node beyond its cores → seconds each layer of a step loses to ranks
+  /// taking turns on the cores (a rank that waits for a collective holds a core another needs).
+  std::map<int, double> oversubscribed_layer_seconds;
   /// Measured: each sp exchange's cost per call beyond its messages (packing, buffers, the
   /// plan's steps), in µs, by exchange name.
   std::map<std::string, double> exchange_call_us;

@@ -188,6 +188,16 @@ int calibrate_command(const CalibrateOptions& options) {
              "(median error {:.1f}%); cores per node {}\n",
              c.gemm_flops_per_s, c.attention_flops_per_s, c.seconds_per_scan, c.elementwise_bytes_per_s,
              summary.compute_median_error_pct, machine.cores_per_node);
+  for (const auto& [ranks, factor] : machine.node_sharing) {
+    fmt::print("{} ranks on a node: GEMMs and elementwise passes {:.3f}x slower than one rank alone\n", ranks, factor);
+  }
+  for (const auto& [ranks, seconds] : machine.oversubscribed_layer_seconds) {
+    fmt::print("{} ranks on a node of {} cores: {:.3f} ms per layer lost to taking turns\n", ranks, machine.cores_per_node,
+               1e3 * seconds);
+  }
+  for (const auto& [exchange, cost] : machine.exchange_call_us) {
+    fmt::print("{} calls: {:.1f} us each beyond their messages\n", exchange, cost);
+  }
   for (const auto& note : summary.notes) fmt::print("note: {}\n", note);
   return 0;
 }

@@ -115,6 +115,10 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
   StepPrediction step;
   step.compute = layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
   step.attention_compute = layers * (attention_forward + attention_backward);
+  if (const auto found = machine.oversubscribed_layer_seconds.find(links.ranks_per_node);
+      found != machine.oversubscribed_layer_seconds.end()) {
+    step.turn_taking = layers * found->second;
+  }
   step.tensor_parallel = layers * 4 *
                          collective_seconds(machine, CollectiveOp::all_reduce,
                                             static_cast<double>(sizes.rows * shape.width) * element, links.tp);

@@ -28,8 +28,9 @@ struct StepPrediction {
   double fsdp_transfer = 0;       ///< the FSDP gathers' and reduce-scatters' transfers before overlap
   double ring_step_transfer = 0;  ///< one ring hop (forward), for the warning when it outlasts its block
   double ring_step_compute = 0;   ///< one ring block's attention (forward)
+  double turn_taking = 0;         ///< lost to ranks taking turns on a node's cores, where they outnumber them
 
-  [[nodiscard]] double step() const { return compute + tensor_parallel + sequence + fsdp + replicas; }
+  [[nodiscard]] double step() const { return compute + turn_taking + tensor_parallel + sequence + fsdp + replicas; }
 };
 
 /// Predicts one training step of `shape` under `choice` on `machine`.

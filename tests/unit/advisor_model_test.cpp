@@ -191,8 +191,9 @@ nlohmann::json layer_record(const ModelShape& shape, const char* mesh_dim, int r
 }
 
 TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCosts) {
-  // Steps made by a known machine: compute speeds, GEMMs 1.25x slower beside a second rank, and
-  // 40 µs per halo call beyond its messages. The calibration must find each again.
+  // Steps made by a known machine: compute speeds, GEMMs 1.25x slower beside a second rank, 3 ms
+  // per layer lost to four ranks taking turns on two cores, and 40 µs per halo call beyond its
+  // messages. The calibration must find each again.
   MachineModel truth;
   truth.compute = {.gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9,
                    .elementwise_bytes_per_s = 4e9};
@@ -218,6 +219,10 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   shared.node_sharing[2] = 1.25;
   const MeshChoice fsdp{.fsdp = 2, .exchange = SequenceExchange::halo};
   records.push_back(layer_record(shape, "1,2,1,1", 2, fsdp.exchange, step_of(shape, fsdp, shared).step()));
+  MachineModel turns = shared;
+  turns.oversubscribed_layer_seconds[4] = 0.003;
+  const MeshChoice four{.fsdp = 4, .exchange = SequenceExchange::halo};
+  records.push_back(layer_record(shape, "1,4,1,1", 4, four.exchange, step_of(shape, four, turns).step()));
   MachineModel calls = shared;
   calls.exchange_call_us["halo"] = 40;
   const MeshChoice sp{.sp = 2, .exchange = SequenceExchange::halo};
@@ -226,7 +231,7 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   const auto path = write_temporary("advisor_layers.json", records);
   CalibrationSummary summary;
   const auto machine = calibrate({path}, MachineModel{}, 2, summary);
-  EXPECT_EQ(summary.layer_records, 14);
+  EXPECT_EQ(summary.layer_records, 15);
   EXPECT_LT(summary.compute_median_error_pct, 1e-6);
   EXPECT_NEAR(machine.compute.gemm_flops_per_s, 5e10, 1e-6 * 5e10);
   EXPECT_NEAR(machine.compute.attention_flops_per_s, 5e9, 1e-6 * 5e9);
@@ -235,8 +240,11 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   EXPECT_NEAR(machine.node_sharing.at(2), 1.25, 1e-6);
   ASSERT_EQ(machine.exchange_call_us.count("halo"), 1U);
   EXPECT_NEAR(machine.exchange_call_us.at("halo"), 40, 1e-6);
-  // Beyond the cores, the GEMMs take turns on top of the sharing measured at the cores.
+  // Beyond the cores, the GEMMs take turns on top of the sharing measured at the cores, and the
+  // step loses what the turns cost per layer.
   EXPECT_NEAR(machine.compute_slowdown(4), 1.25 * 2, 1e-9);
+  ASSERT_EQ(machine.oversubscribed_layer_seconds.count(4), 1U);
+  EXPECT_NEAR(machine.oversubscribed_layer_seconds.at(4), 0.003, 1e-9);
   EXPECT_NEAR(machine.core_turns(3), 1.5, 1e-12);
 }
 
