@@ -184,10 +184,14 @@ int calibrate_command(const CalibrateOptions& options) {
                fit.median_error_pct, segments);
   }
   const auto& c = machine.compute;
-  fmt::print("compute: gemm {:.3g} flop/s, attention {:.3g} flop/s, {:.3g} s per visited pair, elementwise {:.3g} B/s "
-             "(median error {:.1f}%); cores per node {}\n",
-             c.gemm_flops_per_s, c.attention_flops_per_s, c.seconds_per_scan, c.elementwise_bytes_per_s,
-             summary.compute_median_error_pct, machine.cores_per_node);
+  // A speed the fit did not need (its term explained nothing the others did not) is shown as such.
+  auto rate = [](double value, const char* unit) {
+    return value >= 1e29 ? std::string("not seen in the data") : fmt::format("{:.3g} {}", value, unit);
+  };
+  fmt::print("compute: gemm {}, attention {}, {:.3g} s per visited pair, elementwise {} (median error {:.1f}%); "
+             "cores per node {}\n",
+             rate(c.gemm_flops_per_s, "flop/s"), rate(c.attention_flops_per_s, "flop/s"), c.seconds_per_scan,
+             rate(c.elementwise_bytes_per_s, "B/s"), summary.compute_median_error_pct, machine.cores_per_node);
   for (const auto& [ranks, factor] : machine.node_sharing) {
     fmt::print("{} ranks on a node: GEMMs and elementwise passes {:.3f}x slower than one rank alone\n", ranks, factor);
   }
