@@ -27,7 +27,8 @@ std::string read_layer_record(const nlohmann::json& record, LayerRecord& out) {
     out.choice = {.dp = axis_size(spec, "dp"), .fsdp = axis_size(spec, "fsdp"), .tp = axis_size(spec, "tp"),
                   .sp = axis_size(spec, "sp"),
                   .exchange = parse_sequence_exchange(record.at("exchange").get<std::string>())};
-    const auto shard_axes = split_axis_list(record.value("fsdp_axes", std::string("fsdp")));
+    const std::string shard_text = record.value("fsdp_axes", std::string("fsdp"));  // the views below point into it
+    const auto shard_axes = split_axis_list(shard_text);
     const auto shards = [&](std::string_view axis) {
       return std::find(shard_axes.begin(), shard_axes.end(), axis) != shard_axes.end();
     };
