@@ -26,8 +26,8 @@ std::vector<std::string> warnings_for(const ModelShape& shape, const MeshChoice&
   }
   const ShardSizes sizes = shard_sizes(shape, choice);
   if (choice.exchange == SequenceExchange::halo && choice.sp > 1 && sizes.window_rows > sizes.shard_rows) {
-    warnings.push_back(fmt::format("halo of {} rows reaches past the neighbour's {} rows", sizes.window_rows,
-                                   sizes.shard_rows));
+    warnings.push_back(
+        fmt::format("halo of {} rows reaches past the neighbour's {} rows", sizes.window_rows, sizes.shard_rows));
   }
   if (choice.sp > 1 && links.sp.crosses_nodes) warnings.push_back("sp exchange crosses nodes");
   if (choice.shard_ranks() > 1) {
@@ -45,7 +45,8 @@ using SizesKey = std::tuple<int, int, int, int>;
 
 }  // namespace
 
-MeshLinks mesh_links(const MeshChoice& choice, const Placement& placement, const Topology& topology, int nics_per_node) {
+MeshLinks mesh_links(const MeshChoice& choice, const Placement& placement, const Topology& topology,
+                     int nics_per_node) {
   const MeshSpec spec = MeshSpec::parse(choice.mesh_text()).resolved(choice.world());
   const auto ranks = place_ranks(spec, placement, topology);
   auto links_of = [&](const std::vector<std::string_view>& axes) {
@@ -70,7 +71,9 @@ Advice advise(const AdviceRequest& request, const Topology& topology) {
     const auto key = std::pair{SizesKey{choice.dp, choice.fsdp, choice.tp, choice.sp}, choice.sp_in_shard};
     auto found = links_by_sizes.find(key);
     if (found == links_by_sizes.end()) {
-      found = links_by_sizes.emplace(key, mesh_links(choice, request.placement, topology, request.machine.nics_per_node)).first;
+      found =
+          links_by_sizes.emplace(key, mesh_links(choice, request.placement, topology, request.machine.nics_per_node))
+              .first;
     }
     RankedChoice ranked{.choice = choice,
                         .time = predict_step(request.shape, choice, request.machine, found->second),
@@ -78,8 +81,8 @@ Advice advise(const AdviceRequest& request, const Topology& topology) {
                         .bytes = predict_step_bytes_max(request.shape, choice)};
     const double peak = static_cast<double>(ranked.memory.peak_total());
     if (peak > request.machine.memory_bytes) {
-      advice.pruned.push_back({choice, fmt::format("memory {:.1f} GiB per rank over the budget of {:.1f} GiB", peak / kGiB,
-                                                   request.machine.memory_bytes / kGiB)});
+      advice.pruned.push_back({choice, fmt::format("memory {:.1f} GiB per rank over the budget of {:.1f} GiB",
+                                                   peak / kGiB, request.machine.memory_bytes / kGiB)});
       continue;
     }
     ranked.warnings = warnings_for(request.shape, choice, ranked.time, found->second);
@@ -105,13 +108,16 @@ std::string explain(const RankedChoice& first, const RankedChoice& second) {
   };
   const std::vector<Part> parts{
       {"compute", first.time.compute, second.time.compute, "work per rank: rows, heads and MLP columns it holds"},
-      {"tp", first.time.tensor_parallel, second.time.tensor_parallel, "four all-reduces of the activations per block, never hidden"},
+      {"tp", first.time.tensor_parallel, second.time.tensor_parallel,
+       "four all-reduces of the activations per block, never hidden"},
       {"sp", first.time.sequence, second.time.sequence, "the sequence exchange left exposed"},
-      {"fsdp", first.time.fsdp, second.time.fsdp, "parameter gathers and gradient reduce-scatters not hidden by compute"},
+      {"fsdp", first.time.fsdp, second.time.fsdp,
+       "parameter gathers and gradient reduce-scatters not hidden by compute"},
       {"dp", first.time.replicas, second.time.replicas, "gradient all-reduces over the replicas"},
   };
   std::vector<Part> ordered = parts;
-  std::sort(ordered.begin(), ordered.end(), [](const Part& x, const Part& y) { return std::abs(x.b - x.a) > std::abs(y.b - y.a); });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Part& x, const Part& y) { return std::abs(x.b - x.a) > std::abs(y.b - y.a); });
   // The parts that make the difference: those above 1% of the step, or the three largest on a near tie.
   const bool near_tie = std::abs(ordered.front().b - ordered.front().a) < 0.01 * std::max(step_a, step_b);
   for (std::size_t i = 0; i < ordered.size(); ++i) {
@@ -121,9 +127,10 @@ std::string explain(const RankedChoice& first, const RankedChoice& second) {
     text += fmt::format("  {:<8} {:>10.3f} ms against {:>10.3f} ms ({}{:.3f} ms): {}\n", part.name, 1e3 * part.a,
                         1e3 * part.b, part.a <= part.b ? "-" : "+", 1e3 * std::abs(part.b - part.a), part.why);
   }
-  text += fmt::format("  memory   {:>10.2f} GiB against {:>10.2f} GiB per rank; bytes sent {:.3g} against {:.3g} GiB per step\n",
-                      static_cast<double>(first.memory.peak_total()) / kGiB, static_cast<double>(second.memory.peak_total()) / kGiB,
-                      static_cast<double>(first.bytes.total()) / kGiB, static_cast<double>(second.bytes.total()) / kGiB);
+  text += fmt::format(
+      "  memory   {:>10.2f} GiB against {:>10.2f} GiB per rank; bytes sent {:.3g} against {:.3g} GiB per step\n",
+      static_cast<double>(first.memory.peak_total()) / kGiB, static_cast<double>(second.memory.peak_total()) / kGiB,
+      static_cast<double>(first.bytes.total()) / kGiB, static_cast<double>(second.bytes.total()) / kGiB);
   return text;
 }
 

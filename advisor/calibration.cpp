@@ -1,13 +1,13 @@
 #include "calibration.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "advice.hpp"
@@ -93,7 +93,8 @@ void node_sharing(MachineModel& machine, const std::vector<LayerRecord>& shared)
   std::map<int, std::vector<double>> factors, losses;
   auto predict = [&](const LayerRecord& layer, const MachineModel& with) {
     const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
-    return predict_step(layer.shape, layer.choice, with, mesh_links(layer.choice, Placement{}, topology, with.nics_per_node));
+    return predict_step(layer.shape, layer.choice, with,
+                        mesh_links(layer.choice, Placement{}, topology, with.nics_per_node));
   };
   MachineModel alone = machine;
   alone.cores_per_node = 0;
@@ -108,7 +109,8 @@ void node_sharing(MachineModel& machine, const std::vector<LayerRecord>& shared)
             std::max(1e-3, (layer.step_seconds - (step.step() - step.compute) - step.attention_compute) / rest));
       } else {
         const auto step = predict(layer, machine);
-        losses[layer.ranks].push_back(std::max(0.0, (layer.step_seconds - step.step()) / static_cast<double>(layer.shape.layers)));
+        losses[layer.ranks].push_back(
+            std::max(0.0, (layer.step_seconds - step.step()) / static_cast<double>(layer.shape.layers)));
       }
     }
     for (auto& [ranks, values] : factors) machine.node_sharing[ranks] = median_of(values);
@@ -118,7 +120,8 @@ void node_sharing(MachineModel& machine, const std::vector<LayerRecord>& shared)
 
 /// For each exchange of `exchanged` (sp-only runs on one node): the median over its records of
 /// (measured step − predicted step) / exchange calls, in µs, at least 0.
-std::map<std::string, double> exchange_call_costs(const MachineModel& machine, const std::vector<LayerRecord>& exchanged) {
+std::map<std::string, double> exchange_call_costs(const MachineModel& machine,
+                                                  const std::vector<LayerRecord>& exchanged) {
   MachineModel plain = machine;
   plain.exchange_call_us.clear();  // what is left over the step without them is theirs
   std::map<std::string, std::vector<double>> costs;
@@ -129,7 +132,8 @@ std::map<std::string, double> exchange_call_costs(const MachineModel& machine, c
                                  .step();
     const double calls = 2.0 * static_cast<double>(layer.shape.layers) *
                          static_cast<double>(layer.shape.batch / static_cast<std::size_t>(layer.choice.data_ranks()));
-    costs[std::string(to_string(layer.choice.exchange))].push_back(std::max(0.0, (layer.step_seconds - predicted) / calls * 1e6));
+    costs[std::string(to_string(layer.choice.exchange))].push_back(
+        std::max(0.0, (layer.step_seconds - predicted) / calls * 1e6));
   }
   std::map<std::string, double> result;
   for (auto& [exchange, values] : costs) result[exchange] = median_of(std::move(values));
@@ -139,7 +143,8 @@ std::map<std::string, double> exchange_call_costs(const MachineModel& machine, c
 }  // namespace
 
 CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, std::vector<CollectivePoint> points) {
-  CollectiveFit fit{.op = op, .algorithm = std::move(algorithm), .ranks = ranks, .points = static_cast<int>(points.size())};
+  CollectiveFit fit{
+      .op = op, .algorithm = std::move(algorithm), .ranks = ranks, .points = static_cast<int>(points.size())};
   std::erase_if(points, [](const CollectivePoint& p) { return !(p.bytes > 0 && p.time_us > 0); });
   if (points.empty()) return fit;
   // Runs repeated at one size count once, at their median.
@@ -157,16 +162,20 @@ CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, 
     const auto& low = sizes[i];
     const auto& high = sizes[i + 1];
     const double beta = (high.time_us - low.time_us) / (high.bytes - low.bytes);
-    fit.segments.push_back({.min_bytes = low.bytes, .max_bytes = high.bytes, .alpha_us = low.time_us - beta * low.bytes,
+    fit.segments.push_back({.min_bytes = low.bytes,
+                            .max_bytes = high.bytes,
+                            .alpha_us = low.time_us - beta * low.bytes,
                             .beta_us_per_byte = beta});
   }
   std::vector<double> errors;
-  for (const auto& point : points) errors.push_back(100.0 * std::abs(fit.time_us(point.bytes) - point.time_us) / point.time_us);
+  for (const auto& point : points)
+    errors.push_back(100.0 * std::abs(fit.time_us(point.bytes) - point.time_us) / point.time_us);
   fit.median_error_pct = median_of(errors);
   return fit;
 }
 
-ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback, double& median_error_pct) {
+ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback,
+                         double& median_error_pct) {
   std::vector<std::array<double, 4>> a;
   std::vector<double> b;
   for (const auto& point : points) {
@@ -226,14 +235,17 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
   std::vector<LayerRecord> shared, exchanged;
   for (const auto& path : paths) {
     const nlohmann::json json = read_json(path);
-    if (!json.is_array()) throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: {} holds no records (not an array)", path));
+    if (!json.is_array())
+      throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: {} holds no records (not an array)", path));
     int used = 0;
     for (const auto& record : json) {
       if (record.contains("op")) {
         const auto op = parse_collective_op(record.value("op", ""));
         const std::string algorithm = record.value("algo", "");
-        if (!op || algorithm.starts_with("mpi_") || record.value("wrong", 0) != 0 || record.value("in_place", false)) continue;
-        measured[{*op, algorithm, record.value("ranks", 0)}].push_back({record.value("bytes", 0.0), record.value("time_us", 0.0)});
+        if (!op || algorithm.starts_with("mpi_") || record.value("wrong", 0) != 0 || record.value("in_place", false))
+          continue;
+        measured[{*op, algorithm, record.value("ranks", 0)}].push_back(
+            {record.value("bytes", 0.0), record.value("time_us", 0.0)});
         summary.collective_records += 1;
         used += 1;
       } else if (is_layer_record(record)) {
@@ -253,9 +265,11 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
       }
     }
     if (used == 0) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("calibrate: {} holds no perftest records (op, algo, ranks, bytes, time_us) and no layer_perf "
-                              "records the calibration uses (one rank, or fsdp only)", path));
+      throw Error(
+          ErrorCode::invalid_argument,
+          fmt::format("calibrate: {} holds no perftest records (op, algo, ranks, bytes, time_us) and no layer_perf "
+                      "records the calibration uses (one rank, or fsdp only)",
+                      path));
     }
   }
   MachineModel machine = base;
@@ -282,7 +296,8 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
     summary.notes.push_back("no one-rank layer_perf records: compute speeds left as given");
   }
   node_sharing(machine, shared);
-  if (shared.empty()) summary.notes.push_back("no fsdp-only layer_perf records on several ranks: ranks share a node's cores evenly");
+  if (shared.empty())
+    summary.notes.push_back("no fsdp-only layer_perf records on several ranks: ranks share a node's cores evenly");
   machine.exchange_call_us = exchange_call_costs(machine, exchanged);
   if (exchanged.empty()) summary.notes.push_back("no sp-only layer_perf records: exchanges cost their messages only");
   if (measured.empty()) summary.notes.push_back("no perftest records: collectives fall back to the links");

@@ -29,7 +29,8 @@ struct ComputePoint {
 /// Fits the four compute speeds to `points` by non-negative least squares on the relative error;
 /// a term the data cannot see stays at `fallback`'s speed. Sets `median_error_pct` to the fit's
 /// median relative error.
-ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback, double& median_error_pct);
+ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback,
+                         double& median_error_pct);
 
 /// What `calibrate` read and fitted.
 struct CalibrationSummary {

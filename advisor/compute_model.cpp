@@ -51,13 +51,13 @@ BlockWork block_work(const ModelShape& shape, const MeshChoice& choice) {
   const double rows = static_cast<double>(sizes.rows);
   const double width = static_cast<double>(shape.width);
   const double forward_gemm =
-      2.0 * rows * width *
-      static_cast<double>(2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden);
+      2.0 * rows * width * static_cast<double>(2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden);
   const Pairs pairs = attention_pairs(shape, choice, sizes);
   const double sequences = static_cast<double>(sizes.sequences);
   // The block's own tensors (norms, SiLU, residuals, copies), the same under every exchange.
-  const double elementwise = rows * static_cast<double>(4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() +
-                                                        2 * sizes.hidden) * static_cast<double>(shape.element_bytes);
+  const double elementwise =
+      rows * static_cast<double>(4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden) *
+      static_cast<double>(shape.element_bytes);
   return {.gemm_flops = 3.0 * forward_gemm,
           .attention_flops = 14.0 * sequences * pairs.visible * pairs.heads * static_cast<double>(sizes.head_dim),
           .attention_scans = 2.0 * sequences * pairs.visited * pairs.heads,
@@ -68,7 +68,8 @@ EndsWork ends_work(const ModelShape& shape, const MeshChoice& choice) {
   const ShardSizes sizes = shard_sizes(shape, choice);
   const double rows = static_cast<double>(sizes.rows);
   double shard_elements = 0;
-  for (std::size_t padded : sizes.unit_padded) shard_elements += static_cast<double>(padded / static_cast<std::size_t>(choice.shard_ranks()));
+  for (std::size_t padded : sizes.unit_padded)
+    shard_elements += static_cast<double>(padded / static_cast<std::size_t>(choice.shard_ranks()));
   const double vocab = static_cast<double>(shape.vocab);
   // AdamW reads and writes the shard, its gradient and two moments.
   const double optimizer_bytes = 8.0 * shard_elements * static_cast<double>(shape.element_bytes);

@@ -24,7 +24,9 @@ std::string read_layer_record(const nlohmann::json& record, LayerRecord& out) {
   try {
     out.ranks = record.at("ranks");
     const MeshSpec spec = MeshSpec::parse(record.at("mesh_dim").get<std::string>()).resolved(out.ranks);
-    out.choice = {.dp = axis_size(spec, "dp"), .fsdp = axis_size(spec, "fsdp"), .tp = axis_size(spec, "tp"),
+    out.choice = {.dp = axis_size(spec, "dp"),
+                  .fsdp = axis_size(spec, "fsdp"),
+                  .tp = axis_size(spec, "tp"),
                   .sp = axis_size(spec, "sp"),
                   .exchange = parse_sequence_exchange(record.at("exchange").get<std::string>())};
     const std::string shard_text = record.value("fsdp_axes", std::string("fsdp"));  // the views below point into it
@@ -33,17 +35,25 @@ std::string read_layer_record(const nlohmann::json& record, LayerRecord& out) {
       return std::find(shard_axes.begin(), shard_axes.end(), axis) != shard_axes.end();
     };
     out.choice.sp_in_shard = shards("sp");
-    out.shape = {.name = record.at("case"), .layers = record.at("layers"), .width = record.at("width"),
-                 .heads = record.at("heads"), .kv_heads = record.at("heads"), .hidden = record.at("hidden"),
-                 .vocab = record.value("vocab", std::size_t{64}), .sequence = record.at("seq"),
-                 .batch = record.at("batch"), .element_bytes = 4, .window = record.at("window")};
+    out.shape = {.name = record.at("case"),
+                 .layers = record.at("layers"),
+                 .width = record.at("width"),
+                 .heads = record.at("heads"),
+                 .kv_heads = record.at("heads"),
+                 .hidden = record.at("hidden"),
+                 .vocab = record.value("vocab", std::size_t{64}),
+                 .sequence = record.at("seq"),
+                 .batch = record.at("batch"),
+                 .element_bytes = 4,
+                 .window = record.at("window")};
     out.step_seconds = record.at("step_ms").get<double>() * 1e-3;
     if (shards("dp") && out.choice.dp > 1) return "dp shards the parameters here; the advisor's dp replicates";
     if (!shards("fsdp") && out.choice.fsdp > 1) return "fsdp does not shard the parameters here";
     if (!record.value("prefetch", true)) return "no prefetch: the advisor plans FSDP with prefetch";
     return infeasibility(out.shape, out.choice);
   } catch (const nlohmann::json::exception& error) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("layer_perf record: a field is missing or malformed ({})", error.what()));
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("layer_perf record: a field is missing or malformed ({})", error.what()));
   }
 }
 

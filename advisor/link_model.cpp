@@ -27,7 +27,8 @@ GroupLinks group_links(const std::vector<std::vector<int>>& groups, const Topolo
       links.cross_share = std::max(links.cross_share, off_node / static_cast<double>(size - 1));
     }
   }
-  for (const auto& [node, edges] : edges_leaving) links.ring_flows_per_nic = std::max(links.ring_flows_per_nic, edges / nics);
+  for (const auto& [node, edges] : edges_leaving)
+    links.ring_flows_per_nic = std::max(links.ring_flows_per_nic, edges / nics);
   for (const auto& [node, senders] : crossing_senders) {
     links.senders_per_nic = std::max(links.senders_per_nic, senders / nics);
   }
@@ -45,11 +46,13 @@ double collective_seconds(const MachineModel& machine, CollectiveOp op, double b
   const double inter = machine.inter.bandwidth_gbps * 1e9;
   const double latency = (links.crosses_nodes ? machine.inter.latency_us : machine.intra.latency_us) * 1e-6;
   // A ring step runs at its slowest edge: inside the node, or a NIC shared by the edges leaving it.
-  const double ring_bandwidth = links.crosses_nodes ? std::min(intra, inter / std::max(1.0, links.ring_flows_per_nic)) : intra;
+  const double ring_bandwidth =
+      links.crosses_nodes ? std::min(intra, inter / std::max(1.0, links.ring_flows_per_nic)) : intra;
   const double share = bytes / p;
   switch (op) {
     case CollectiveOp::all_gather:
-    case CollectiveOp::reduce_scatter: return (p - 1) * (latency + share / ring_bandwidth);
+    case CollectiveOp::reduce_scatter:
+      return (p - 1) * (latency + share / ring_bandwidth);
     case CollectiveOp::all_reduce: {
       const double ring = 2 * (p - 1) * (latency + share / ring_bandwidth);
       const double doubling = std::ceil(std::log2(p)) * (latency + bytes / ring_bandwidth);
@@ -58,10 +61,12 @@ double collective_seconds(const MachineModel& machine, CollectiveOp op, double b
     case CollectiveOp::alltoall: {
       const double sent = (p - 1) * share;
       const double on_node = sent * (1 - links.cross_share) / intra;
-      const double off_node = links.crosses_nodes ? sent * links.cross_share * std::max(1.0, links.senders_per_nic) / inter : 0;
+      const double off_node =
+          links.crosses_nodes ? sent * links.cross_share * std::max(1.0, links.senders_per_nic) / inter : 0;
       return (p - 1) * latency + std::max(on_node, off_node);
     }
-    case CollectiveOp::sendrecv: return latency + bytes / ring_bandwidth;
+    case CollectiveOp::sendrecv:
+      return latency + bytes / ring_bandwidth;
   }
   return 0;
 }

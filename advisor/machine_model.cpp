@@ -1,12 +1,12 @@
 #include "machine_model.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "meshcomm/error.hpp"
 
@@ -55,11 +55,16 @@ nlohmann::json rank_map_json(const std::map<int, double>& values) {
 
 std::string_view to_string(CollectiveOp op) noexcept {
   switch (op) {
-    case CollectiveOp::all_gather: return "all_gather";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::all_reduce: return "all_reduce";
-    case CollectiveOp::alltoall: return "alltoall";
-    case CollectiveOp::sendrecv: return "sendrecv";
+    case CollectiveOp::all_gather:
+      return "all_gather";
+    case CollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveOp::all_reduce:
+      return "all_reduce";
+    case CollectiveOp::alltoall:
+      return "alltoall";
+    case CollectiveOp::sendrecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -74,8 +79,9 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view name) noexcept 
 LinkSpeed parse_link_speed(std::string_view option, std::string_view text) {
   const std::size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{} '{}' is not BANDWIDTH,LATENCY (GB/s per rank, microseconds), e.g. 25,10", option, text));
+    throw Error(
+        ErrorCode::invalid_argument,
+        fmt::format("{} '{}' is not BANDWIDTH,LATENCY (GB/s per rank, microseconds), e.g. 25,10", option, text));
   }
   return {.bandwidth_gbps = parse_positive(option, text.substr(0, comma)),
           .latency_us = parse_positive(option, text.substr(comma + 1))};
@@ -141,11 +147,14 @@ MachineModel load_calibration(const std::string& path) {
       const std::string op_name = entry.at("op");
       const auto op = parse_collective_op(op_name);
       if (!op) malformed(path, fmt::format("collective op '{}' is not one the model uses", op_name));
-      CollectiveFit fit{.op = *op, .algorithm = entry.at("algo"), .ranks = entry.at("ranks"),
-                        .points = entry.value("points", 0), .median_error_pct = entry.value("median_error_pct", 0.0)};
+      CollectiveFit fit{.op = *op,
+                        .algorithm = entry.at("algo"),
+                        .ranks = entry.at("ranks"),
+                        .points = entry.value("points", 0),
+                        .median_error_pct = entry.value("median_error_pct", 0.0)};
       for (const auto& segment : entry.at("segments")) {
-        fit.segments.push_back({segment.at("min_bytes"), segment.at("max_bytes"), segment.at("alpha_us"),
-                                segment.at("beta_us_per_byte")});
+        fit.segments.push_back(
+            {segment.at("min_bytes"), segment.at("max_bytes"), segment.at("alpha_us"), segment.at("beta_us_per_byte")});
       }
       machine.fits.push_back(std::move(fit));
     }
@@ -160,19 +169,27 @@ void save_calibration(const MachineModel& machine, const std::string& path) {
   for (const auto& fit : machine.fits) {
     nlohmann::json segments = nlohmann::json::array();
     for (const auto& s : fit.segments) {
-      segments.push_back({{"min_bytes", s.min_bytes}, {"max_bytes", s.max_bytes}, {"alpha_us", s.alpha_us},
+      segments.push_back({{"min_bytes", s.min_bytes},
+                          {"max_bytes", s.max_bytes},
+                          {"alpha_us", s.alpha_us},
                           {"beta_us_per_byte", s.beta_us_per_byte}});
     }
-    collectives.push_back({{"op", to_string(fit.op)}, {"algo", fit.algorithm}, {"ranks", fit.ranks},
-                           {"points", fit.points}, {"median_error_pct", fit.median_error_pct},
+    collectives.push_back({{"op", to_string(fit.op)},
+                           {"algo", fit.algorithm},
+                           {"ranks", fit.ranks},
+                           {"points", fit.points},
+                           {"median_error_pct", fit.median_error_pct},
                            {"segments", segments}});
   }
   const auto& c = machine.compute;
   const nlohmann::json json{
       {"intra", {{"bandwidth_gbps", machine.intra.bandwidth_gbps}, {"latency_us", machine.intra.latency_us}}},
       {"inter", {{"bandwidth_gbps", machine.inter.bandwidth_gbps}, {"latency_us", machine.inter.latency_us}}},
-      {"compute", {{"gemm_flops_per_s", c.gemm_flops_per_s}, {"attention_flops_per_s", c.attention_flops_per_s},
-                   {"seconds_per_scan", c.seconds_per_scan}, {"elementwise_bytes_per_s", c.elementwise_bytes_per_s}}},
+      {"compute",
+       {{"gemm_flops_per_s", c.gemm_flops_per_s},
+        {"attention_flops_per_s", c.attention_flops_per_s},
+        {"seconds_per_scan", c.seconds_per_scan},
+        {"elementwise_bytes_per_s", c.elementwise_bytes_per_s}}},
       {"memory_bytes", machine.memory_bytes},
       {"cores_per_node", machine.cores_per_node},
       {"nics_per_node", machine.nics_per_node},

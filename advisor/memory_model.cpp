@@ -14,8 +14,10 @@ std::size_t attention_saved_elements(const MeshChoice& choice, const ShardSizes&
   const std::size_t rows = sizes.shard_rows;
   const std::size_t lse = rows * sizes.query_heads;
   switch (choice.exchange) {
-    case SequenceExchange::ring: return lse;
-    case SequenceExchange::all_gather_kv: return lse + 2 * rows * ranks * sizes.kv_width();
+    case SequenceExchange::ring:
+      return lse;
+    case SequenceExchange::all_gather_kv:
+      return lse + 2 * rows * ranks * sizes.kv_width();
     case SequenceExchange::halo: {
       // Its own rows and the halo's, less the rows before the sequence's start.
       const std::size_t key_rows = rows + std::min(sizes.window_rows, static_cast<std::size_t>(sp_rank) * rows);
@@ -46,8 +48,8 @@ std::size_t block_activation_bytes(const ModelShape& shape, const MeshChoice& ch
   const ShardSizes sizes = shard_sizes(shape, choice);
   const std::size_t rows = sizes.rows;
   // x, normed, mid, mid_normed; Q, attended; K, V; hidden, activated; two norms' inverse RMS.
-  const std::size_t block = rows * (4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() +
-                                    2 * sizes.hidden + 2);
+  const std::size_t block =
+      rows * (4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden + 2);
   return (block + sizes.sequences * attention_saved_elements(choice, sizes, sp_rank)) * shape.element_bytes;
 }
 

@@ -15,8 +15,8 @@ struct MemoryEstimate {
   std::size_t parameter_shards = 0;
   std::size_t gathered_parameters_peak = 0;  ///< two adjacent whole units at once (prefetch)
   std::size_t gradient_shards = 0;
-  std::size_t whole_gradients_peak = 0;      ///< two adjacent whole gradients at once
-  std::size_t optimizer = 0;                 ///< AdamW's two moments in f32, plus an f32 master copy below f32
+  std::size_t whole_gradients_peak = 0;  ///< two adjacent whole gradients at once
+  std::size_t optimizer = 0;             ///< AdamW's two moments in f32, plus an f32 master copy below f32
   std::size_t activations_peak = 0;
 
   [[nodiscard]] std::size_t peak_total() const {

@@ -17,9 +17,12 @@ constexpr std::array<std::string_view, 4> kAxisNames{"dp", "fsdp", "tp", "sp"};
 bool allowed_for(const ModelShape& shape, SequenceExchange exchange) {
   switch (exchange) {
     case SequenceExchange::ring:
-    case SequenceExchange::all_gather_kv: return !shape.sliding();
-    case SequenceExchange::halo: return shape.sliding();
-    case SequenceExchange::head_all_to_all: return true;
+    case SequenceExchange::all_gather_kv:
+      return !shape.sliding();
+    case SequenceExchange::halo:
+      return shape.sliding();
+    case SequenceExchange::head_all_to_all:
+      return true;
   }
   return false;
 }
@@ -46,17 +49,21 @@ bool matches(const ChoiceConstraints& constraints, const MeshChoice& choice) {
 
 std::string_view to_string(SequenceExchange exchange) noexcept {
   switch (exchange) {
-    case SequenceExchange::ring: return "ring";
-    case SequenceExchange::all_gather_kv: return "all_gather_kv";
-    case SequenceExchange::halo: return "halo";
-    case SequenceExchange::head_all_to_all: return "head_all_to_all";
+    case SequenceExchange::ring:
+      return "ring";
+    case SequenceExchange::all_gather_kv:
+      return "all_gather_kv";
+    case SequenceExchange::halo:
+      return "halo";
+    case SequenceExchange::head_all_to_all:
+      return "head_all_to_all";
   }
   return "?";
 }
 
 const std::vector<SequenceExchange>& all_sequence_exchanges() {
   static const std::vector<SequenceExchange> all{SequenceExchange::ring, SequenceExchange::all_gather_kv,
-                                                  SequenceExchange::halo, SequenceExchange::head_all_to_all};
+                                                 SequenceExchange::halo, SequenceExchange::head_all_to_all};
   return all;
 }
 
@@ -109,16 +116,19 @@ std::string infeasibility(const ModelShape& shape, const MeshChoice& choice) {
     return fmt::format("batch {} not divisible by dp x fsdp {}", shape.batch, choice.data_ranks());
   }
   if (!allowed_for(shape, choice.exchange)) {
-    return fmt::format("{} does not serve {} attention", to_string(choice.exchange), shape.sliding() ? "sliding" : "full");
+    return fmt::format("{} does not serve {} attention", to_string(choice.exchange),
+                       shape.sliding() ? "sliding" : "full");
   }
   const bool zigzag = choice.exchange == SequenceExchange::ring || choice.exchange == SequenceExchange::all_gather_kv;
   const std::size_t shares = zigzag ? 2 * sp : sp;
   if (shape.sequence % shares != 0) {
-    return fmt::format("sequence {} not divisible by {} {} shares", shape.sequence, shares, zigzag ? "zigzag" : "contiguous");
+    return fmt::format("sequence {} not divisible by {} {} shares", shape.sequence, shares,
+                       zigzag ? "zigzag" : "contiguous");
   }
   if (choice.exchange == SequenceExchange::head_all_to_all &&
       ((shape.heads / tp) % sp != 0 || (shape.kv_heads / tp) % sp != 0)) {
-    return fmt::format("heads per tp rank {} (kv {}) not divisible by sp {}", shape.heads / tp, shape.kv_heads / tp, sp);
+    return fmt::format("heads per tp rank {} (kv {}) not divisible by sp {}", shape.heads / tp, shape.kv_heads / tp,
+                       sp);
   }
   return {};
 }
@@ -136,7 +146,8 @@ ChoiceSet enumerate_choices(int world, const ModelShape& shape, const ChoiceCons
           if (!allowed_for(shape, exchange)) continue;
           for (bool folded : {false, true}) {
             if (sp == 1 && (folded || sp_one_taken)) continue;
-            const MeshChoice choice{.dp = dp, .fsdp = fsdp, .tp = tp, .sp = sp, .exchange = exchange, .sp_in_shard = folded};
+            const MeshChoice choice{
+                .dp = dp, .fsdp = fsdp, .tp = tp, .sp = sp, .exchange = exchange, .sp_in_shard = folded};
             if (!matches(constraints, choice)) continue;
             if (auto reason = infeasibility(shape, choice); !reason.empty()) {
               set.pruned.push_back({choice, std::move(reason)});

@@ -47,8 +47,8 @@ struct MeshChoice {
 
 /// What the user pins: axis sizes (`--fix tp=8`) and the exchanges allowed (`--sp-exchange`).
 struct ChoiceConstraints {
-  std::map<std::string, int> fixed;             ///< axis name → size
-  std::vector<SequenceExchange> exchanges;      ///< empty: every exchange the attention allows
+  std::map<std::string, int> fixed;         ///< axis name → size
+  std::vector<SequenceExchange> exchanges;  ///< empty: every exchange the attention allows
 };
 
 /// Parses "tp=8" or "tp=8,sp=4" into `constraints.fixed`; throws Error(invalid_argument) naming

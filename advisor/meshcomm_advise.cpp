@@ -6,19 +6,19 @@
 //   meshcomm-advise calibrate all_gather.json reduce_scatter.json ... layer.json --output calib.json
 //   meshcomm-advise --world 4 --model layers=2,width=128,seq=256,dtype=f32 --calibration calib.json
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "advice.hpp"
 #include "calibration.hpp"
 #include "engine/plot.hpp"
-#include "validation.hpp"
 #include "meshcomm/error.hpp"
 #include "topology_options.hpp"
+#include "validation.hpp"
 
 namespace meshcomm::advisor {
 namespace {
@@ -72,30 +72,47 @@ nlohmann::json to_json(const RankedChoice& ranked) {
   const auto& t = ranked.time;
   const auto& m = ranked.memory;
   const auto& b = ranked.bytes;
-  return {{"dp", c.dp}, {"fsdp", c.fsdp}, {"tp", c.tp}, {"sp", c.sp},
-          {"exchange", c.sp > 1 ? std::string(to_string(c.exchange)) : "none"}, {"shard_axes", c.shard_axes()},
-          {"step_s", t.step()}, {"compute_s", t.compute},
+  return {{"dp", c.dp},
+          {"fsdp", c.fsdp},
+          {"tp", c.tp},
+          {"sp", c.sp},
+          {"exchange", c.sp > 1 ? std::string(to_string(c.exchange)) : "none"},
+          {"shard_axes", c.shard_axes()},
+          {"step_s", t.step()},
+          {"compute_s", t.compute},
           {"exposed_s", {{"tp", t.tensor_parallel}, {"sp", t.sequence}, {"fsdp", t.fsdp}, {"dp", t.replicas}}},
           {"transfer_s", {{"sp", t.sequence_transfer}, {"fsdp", t.fsdp_transfer}}},
-          {"memory_bytes", {{"parameter_shards", m.parameter_shards}, {"gathered_parameters_peak", m.gathered_parameters_peak},
-                            {"gradient_shards", m.gradient_shards}, {"whole_gradients_peak", m.whole_gradients_peak},
-                            {"optimizer", m.optimizer}, {"activations_peak", m.activations_peak}, {"peak_total", m.peak_total()}}},
-          {"bytes_per_step", {{"tp", b.tensor_parallel}, {"sp", b.attention}, {"fsdp_gather", b.fsdp_gather},
-                              {"fsdp_reduce", b.fsdp_reduce}, {"dp", b.replica_reduce}, {"total", b.total()}}},
+          {"memory_bytes",
+           {{"parameter_shards", m.parameter_shards},
+            {"gathered_parameters_peak", m.gathered_parameters_peak},
+            {"gradient_shards", m.gradient_shards},
+            {"whole_gradients_peak", m.whole_gradients_peak},
+            {"optimizer", m.optimizer},
+            {"activations_peak", m.activations_peak},
+            {"peak_total", m.peak_total()}}},
+          {"bytes_per_step",
+           {{"tp", b.tensor_parallel},
+            {"sp", b.attention},
+            {"fsdp_gather", b.fsdp_gather},
+            {"fsdp_reduce", b.fsdp_reduce},
+            {"dp", b.replica_reduce},
+            {"total", b.total()}}},
           {"warnings", ranked.warnings}};
 }
 
 void print_table(const Advice& advice, std::size_t shown) {
-  fmt::print("{:>4} {:>5} {:>5} {:>4} {:>5} {:>16} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "rank", "dp",
-             "fsdp", "tp", "sp", "exchange", "shard", "step(ms)", "compute", "tp", "sp", "fsdp", "dp", "mem(GiB)",
+  fmt::print("{:>4} {:>5} {:>5} {:>4} {:>5} {:>16} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "rank",
+             "dp", "fsdp", "tp", "sp", "exchange", "shard", "step(ms)", "compute", "tp", "sp", "fsdp", "dp", "mem(GiB)",
              "warnings");
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = advice.ranked[i];
     const auto& c = r.choice;
-    fmt::print("{:>4} {:>5} {:>5} {:>4} {:>5} {:>16} {:>8} {:>10.3f} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.2f}  {}\n",
-               i + 1, c.dp, c.fsdp, c.tp, c.sp, c.sp > 1 ? to_string(c.exchange) : "-", c.shard_axes(), 1e3 * r.time.step(),
-               1e3 * r.time.compute, 1e3 * r.time.tensor_parallel, 1e3 * r.time.sequence, 1e3 * r.time.fsdp,
-               1e3 * r.time.replicas, static_cast<double>(r.memory.peak_total()) / kGiB, fmt::join(r.warnings, "; "));
+    fmt::print(
+        "{:>4} {:>5} {:>5} {:>4} {:>5} {:>16} {:>8} {:>10.3f} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.2f}  "
+        "{}\n",
+        i + 1, c.dp, c.fsdp, c.tp, c.sp, c.sp > 1 ? to_string(c.exchange) : "-", c.shard_axes(), 1e3 * r.time.step(),
+        1e3 * r.time.compute, 1e3 * r.time.tensor_parallel, 1e3 * r.time.sequence, 1e3 * r.time.fsdp,
+        1e3 * r.time.replicas, static_cast<double>(r.memory.peak_total()) / kGiB, fmt::join(r.warnings, "; "));
   }
 }
 
@@ -119,18 +136,24 @@ int advise_command(const AdviseOptions& options) {
     return 0;
   }
   if (!options.where.simulated()) {
-    throw Error(ErrorCode::invalid_argument, "give --world N (and --ranks-per-node K) or --xml FILE: the cluster to plan for");
+    throw Error(ErrorCode::invalid_argument,
+                "give --world N (and --ranks-per-node K) or --xml FILE: the cluster to plan for");
   }
-  AdviceRequest request{.shape = parse_model(options.model), .machine = machine_from(options),
-                        .placement = Placement::parse(options.where.policy), .constraints = constraints_from(options)};
+  AdviceRequest request{.shape = parse_model(options.model),
+                        .machine = machine_from(options),
+                        .placement = Placement::parse(options.where.policy),
+                        .constraints = constraints_from(options)};
   if (!options.attention.empty()) apply_attention(request.shape, options.attention);
-  if (options.top < 1) throw Error(ErrorCode::invalid_argument, fmt::format("--top {} must be at least 1", options.top));
+  if (options.top < 1)
+    throw Error(ErrorCode::invalid_argument, fmt::format("--top {} must be at least 1", options.top));
   const Topology topology = simulated_topology(options.where);
   const Advice advice = advise(request, topology);
   fmt::print("# meshcomm-advise: {} ranks on {} nodes of {}; placement {}; machine: {}\n", topology.world_size(),
-             topology.node_count(), topology.max_ranks_per_node(), request.placement.to_string(), request.machine.source);
+             topology.node_count(), topology.max_ranks_per_node(), request.placement.to_string(),
+             request.machine.source);
   fmt::print("# model {}: {}\n", request.shape.name, to_string(request.shape));
-  fmt::print("# times: predicted per step on the busiest rank; tp/sp/fsdp/dp: communication left exposed after overlap\n");
+  fmt::print(
+      "# times: predicted per step on the busiest rank; tp/sp/fsdp/dp: communication left exposed after overlap\n");
   fmt::print("# {} choices run, {} left out\n", advice.ranked.size(), advice.pruned.size());
   const std::size_t shown = std::min<std::size_t>(advice.ranked.size(), static_cast<std::size_t>(options.top));
   if (advice.ranked.empty()) {
@@ -188,16 +211,17 @@ int calibrate_command(const CalibrateOptions& options) {
   auto rate = [](double value, const char* unit) {
     return value >= 1e29 ? std::string("not seen in the data") : fmt::format("{:.3g} {}", value, unit);
   };
-  fmt::print("compute: gemm {}, attention {}, {:.3g} s per visited pair, elementwise {} (median error {:.1f}%); "
-             "cores per node {}\n",
-             rate(c.gemm_flops_per_s, "flop/s"), rate(c.attention_flops_per_s, "flop/s"), c.seconds_per_scan,
-             rate(c.elementwise_bytes_per_s, "B/s"), summary.compute_median_error_pct, machine.cores_per_node);
+  fmt::print(
+      "compute: gemm {}, attention {}, {:.3g} s per visited pair, elementwise {} (median error {:.1f}%); "
+      "cores per node {}\n",
+      rate(c.gemm_flops_per_s, "flop/s"), rate(c.attention_flops_per_s, "flop/s"), c.seconds_per_scan,
+      rate(c.elementwise_bytes_per_s, "B/s"), summary.compute_median_error_pct, machine.cores_per_node);
   for (const auto& [ranks, factor] : machine.node_sharing) {
     fmt::print("{} ranks on a node: GEMMs and elementwise passes {:.3f}x slower than one rank alone\n", ranks, factor);
   }
   for (const auto& [ranks, seconds] : machine.oversubscribed_layer_seconds) {
-    fmt::print("{} ranks on a node of {} cores: {:.3f} ms per layer lost to taking turns\n", ranks, machine.cores_per_node,
-               1e3 * seconds);
+    fmt::print("{} ranks on a node of {} cores: {:.3f} ms per layer lost to taking turns\n", ranks,
+               machine.cores_per_node, 1e3 * seconds);
   }
   for (const auto& [exchange, cost] : machine.exchange_call_us) {
     fmt::print("{} calls: {:.1f} us each beyond their messages\n", exchange, cost);
@@ -242,12 +266,14 @@ int validate_command(const ValidateOptions& options) {
 int run(int argc, char** argv) {
   AdviseOptions options;
   CalibrateOptions calibrate_options;
-  CLI::App app{"meshcomm-advise: rank dp, fsdp, tp, sp meshes and sp exchanges for a model on a cluster, by "
-               "predicted step time and memory per rank"};
+  CLI::App app{
+      "meshcomm-advise: rank dp, fsdp, tp, sp meshes and sp exchanges for a model on a cluster, by "
+      "predicted step time and memory per rank"};
   add_topology_options(app, options.where);
-  app.add_option("--model", options.model,
-                 "a preset (--presets lists them), key=value pairs (layers, width, heads, kv-heads, hidden, vocab, seq, "
-                 "batch, dtype, window), or a preset then overrides")
+  app.add_option(
+         "--model", options.model,
+         "a preset (--presets lists them), key=value pairs (layers, width, heads, kv-heads, hidden, vocab, seq, "
+         "batch, dtype, window), or a preset then overrides")
       ->capture_default_str();
   app.add_flag("--presets", options.list_presets, "list the model presets and exit");
   app.add_option("--attention", options.attention, "full or sliding:W (default: the model's)");
@@ -263,10 +289,12 @@ int run(int argc, char** argv) {
   app.add_flag("--explain", options.explain, "say why the first beats the second");
   app.add_option("--json", options.json_path, "write the ranked choices and the pruned ones here");
   app.add_option("--plot", options.plot_path, "stacked bars of compute and exposed communication (PNG or SVG)");
-  auto* calibrate_app = app.add_subcommand("calibrate", "fit alpha-beta and compute speeds to perftest and layer_perf JSON");
+  auto* calibrate_app =
+      app.add_subcommand("calibrate", "fit alpha-beta and compute speeds to perftest and layer_perf JSON");
   calibrate_app->add_option("inputs", calibrate_options.inputs, "perftest --json files and layer_perf --json files")
       ->required();
-  calibrate_app->add_option("--output", calibrate_options.output, "where to write the calibration")->capture_default_str();
+  calibrate_app->add_option("--output", calibrate_options.output, "where to write the calibration")
+      ->capture_default_str();
   calibrate_app->add_option("--cores", calibrate_options.cores, "cores per node ranks share (default: this machine's)")
       ->capture_default_str();
   ValidateOptions validate_options;

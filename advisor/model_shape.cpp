@@ -17,8 +17,17 @@ namespace {
 }
 
 ModelShape llama_7b(std::string name, std::size_t sequence, std::size_t batch) {
-  return {.name = std::move(name), .layers = 32, .width = 4096, .heads = 32, .kv_heads = 32, .hidden = 11008,
-          .vocab = 32000, .sequence = sequence, .batch = batch, .element_bytes = 2, .window = 0};
+  return {.name = std::move(name),
+          .layers = 32,
+          .width = 4096,
+          .heads = 32,
+          .kv_heads = 32,
+          .hidden = 11008,
+          .vocab = 32000,
+          .sequence = sequence,
+          .batch = batch,
+          .element_bytes = 2,
+          .window = 0};
 }
 
 std::size_t parse_count(std::string_view key, std::string_view value) {
@@ -42,21 +51,36 @@ void set_field(ModelShape& shape, std::string_view key, std::string_view value) 
     return;
   }
   const std::size_t number = parse_count(key, value);
-  if (key == "layers") shape.layers = number;
-  else if (key == "width") shape.width = number;
-  else if (key == "heads") shape.heads = number;
-  else if (key == "kv-heads" || key == "kv_heads") shape.kv_heads = number;
-  else if (key == "hidden") shape.hidden = number;
-  else if (key == "vocab") shape.vocab = number;
-  else if (key == "seq" || key == "sequence") shape.sequence = number;
-  else if (key == "batch") shape.batch = number;
-  else if (key == "window") shape.window = number;
-  else reject(fmt::format("'{}' is not a field; valid: layers, width, heads, kv-heads, hidden, vocab, seq, batch, dtype, window", key));
+  if (key == "layers")
+    shape.layers = number;
+  else if (key == "width")
+    shape.width = number;
+  else if (key == "heads")
+    shape.heads = number;
+  else if (key == "kv-heads" || key == "kv_heads")
+    shape.kv_heads = number;
+  else if (key == "hidden")
+    shape.hidden = number;
+  else if (key == "vocab")
+    shape.vocab = number;
+  else if (key == "seq" || key == "sequence")
+    shape.sequence = number;
+  else if (key == "batch")
+    shape.batch = number;
+  else if (key == "window")
+    shape.window = number;
+  else
+    reject(fmt::format(
+        "'{}' is not a field; valid: layers, width, heads, kv-heads, hidden, vocab, seq, batch, dtype, window", key));
 }
 
 void check(const ModelShape& shape) {
-  for (auto [key, value] : {std::pair{"layers", shape.layers}, {"width", shape.width}, {"heads", shape.heads},
-                            {"kv-heads", shape.kv_heads}, {"hidden", shape.hidden}, {"seq", shape.sequence},
+  for (auto [key, value] : {std::pair{"layers", shape.layers},
+                            {"width", shape.width},
+                            {"heads", shape.heads},
+                            {"kv-heads", shape.kv_heads},
+                            {"hidden", shape.hidden},
+                            {"seq", shape.sequence},
                             {"batch", shape.batch}}) {
     if (value == 0) reject(fmt::format("{}=0; it must be at least 1", key));
   }
@@ -77,11 +101,22 @@ std::string ModelShape::dtype() const { return element_bytes == 4 ? "f32" : "bf1
 
 const std::vector<ModelPreset>& model_presets() {
   static const std::vector<ModelPreset> presets = [] {
-    ModelShape anemoi{.name = "anemoi-o96", .layers = 16, .width = 1024, .heads = 16, .kv_heads = 16, .hidden = 4096,
-                      .vocab = 0, .sequence = 40320, .batch = 1, .element_bytes = 2, .window = 512};
+    ModelShape anemoi{.name = "anemoi-o96",
+                      .layers = 16,
+                      .width = 1024,
+                      .heads = 16,
+                      .kv_heads = 16,
+                      .hidden = 4096,
+                      .vocab = 0,
+                      .sequence = 40320,
+                      .batch = 1,
+                      .element_bytes = 2,
+                      .window = 512};
     return std::vector<ModelPreset>{
-        {"lwm-7b-32k", "LLaMA-2 7B (LWM, EasyLM) at 32k tokens, 4M tokens per step, bf16", llama_7b("lwm-7b-32k", 32768, 128)},
-        {"lwm-7b-128k", "LLaMA-2 7B (LWM) at 128k tokens, 4M tokens per step, bf16", llama_7b("lwm-7b-128k", 131072, 32)},
+        {"lwm-7b-32k", "LLaMA-2 7B (LWM, EasyLM) at 32k tokens, 4M tokens per step, bf16",
+         llama_7b("lwm-7b-32k", 32768, 128)},
+        {"lwm-7b-128k", "LLaMA-2 7B (LWM) at 128k tokens, 4M tokens per step, bf16",
+         llama_7b("lwm-7b-128k", 131072, 32)},
         {"lwm-7b-1m", "LLaMA-2 7B (LWM) at 1M tokens, 4M tokens per step, bf16", llama_7b("lwm-7b-1m", 1048576, 4)},
         {"easylm-7b", "LLaMA 7B (EasyLM) at 2k tokens, 2M tokens per step, bf16", llama_7b("easylm-7b", 2048, 1024)},
         {"anemoi-o96", "anemoi's transformer processor on the o96 grid (40320 points), window 512, bf16", anemoi},

@@ -35,7 +35,8 @@ ShardSizes shard_sizes(const ModelShape& shape, const MeshChoice& choice) {
                    .window_rows = shape.sliding() ? shape.window - 1 : 0};
   sizes.rows = sizes.sequences * sizes.shard_rows;
   if (shape.vocab > 0) sizes.unit_elements.push_back(shape.vocab * shape.width);
-  for (std::size_t layer = 0; layer < shape.layers; ++layer) sizes.unit_elements.push_back(block_elements(shape, choice.tp));
+  for (std::size_t layer = 0; layer < shape.layers; ++layer)
+    sizes.unit_elements.push_back(block_elements(shape, choice.tp));
   if (shape.vocab > 0) sizes.unit_elements.push_back(shape.width + shape.vocab * shape.width);
   const auto shard = static_cast<std::size_t>(choice.shard_ranks());
   for (std::size_t elements : sizes.unit_elements) sizes.unit_padded.push_back((elements + shard - 1) / shard * shard);

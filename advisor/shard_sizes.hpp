@@ -10,14 +10,14 @@ namespace meshcomm::advisor {
 
 /// What one rank holds of the model under a mesh choice: the arithmetic every prediction shares.
 struct ShardSizes {
-  std::size_t sequences = 0;      ///< local batch: batch / (dp·fsdp)
-  std::size_t shard_rows = 0;     ///< rows of each sequence on this rank: sequence / sp
-  std::size_t rows = 0;           ///< sequences × shard_rows
-  std::size_t query_heads = 0;    ///< heads / tp
-  std::size_t kv_heads = 0;       ///< kv_heads / tp
+  std::size_t sequences = 0;    ///< local batch: batch / (dp·fsdp)
+  std::size_t shard_rows = 0;   ///< rows of each sequence on this rank: sequence / sp
+  std::size_t rows = 0;         ///< sequences × shard_rows
+  std::size_t query_heads = 0;  ///< heads / tp
+  std::size_t kv_heads = 0;     ///< kv_heads / tp
   std::size_t head_dim = 0;
-  std::size_t hidden = 0;         ///< MLP columns on this rank: hidden / tp
-  std::size_t window_rows = 0;    ///< the halo's left width: window − 1 (0 for full attention)
+  std::size_t hidden = 0;       ///< MLP columns on this rank: hidden / tp
+  std::size_t window_rows = 0;  ///< the halo's left width: window − 1 (0 for full attention)
   /// Elements of each FSDP unit's flat parameter on this tp rank, in order (embedding, blocks,
   /// output; no ends when vocab is 0), and the same rounded up to a multiple of the shard group.
   std::vector<std::size_t> unit_elements, unit_padded;

@@ -47,13 +47,15 @@ ExchangeTime exchange_time(const ModelShape& shape, const MeshChoice& choice, co
       const double last = seconds(CollectiveOp::sendrecv, kv_rows_bytes);
       time.transfer = sequences * ((ranks - 1) * (forward_hop + backward_hop) + last);
       time.exposed = sequences * ((ranks - 1) * (std::max(0.0, forward_hop - forward_compute) +
-                                                 std::max(0.0, backward_hop - backward_compute)) + last);
+                                                 std::max(0.0, backward_hop - backward_compute)) +
+                                  last);
       time.ring_step_transfer = forward_hop;
       return time;
     }
     case SequenceExchange::all_gather_kv: {
       const double whole = ranks * kv_rows_bytes / 2;
-      time.transfer = sequences * 2 * (seconds(CollectiveOp::all_gather, whole) + seconds(CollectiveOp::reduce_scatter, whole));
+      time.transfer =
+          sequences * 2 * (seconds(CollectiveOp::all_gather, whole) + seconds(CollectiveOp::reduce_scatter, whole));
       break;
     }
     case SequenceExchange::halo: {
@@ -67,7 +69,8 @@ ExchangeTime exchange_time(const ModelShape& shape, const MeshChoice& choice, co
     case SequenceExchange::head_all_to_all: {
       const double query = rows * static_cast<double>(sizes.query_width()) * element;
       const double kv = kv_rows_bytes / 2;
-      time.transfer = sequences * 2 * (2 * seconds(CollectiveOp::alltoall, query) + 2 * seconds(CollectiveOp::alltoall, kv));
+      time.transfer =
+          sequences * 2 * (2 * seconds(CollectiveOp::alltoall, query) + 2 * seconds(CollectiveOp::alltoall, kv));
       break;
     }
   }
@@ -79,7 +82,8 @@ ExchangeTime exchange_time(const ModelShape& shape, const MeshChoice& choice, co
 double exchange_call_seconds(const MeshChoice& choice, const MachineModel& machine, const ShardSizes& sizes) {
   if (choice.sp == 1) return 0;
   const auto found = machine.exchange_call_us.find(std::string(to_string(choice.exchange)));
-  return found == machine.exchange_call_us.end() ? 0 : 2.0 * static_cast<double>(sizes.sequences) * found->second * 1e-6;
+  return found == machine.exchange_call_us.end() ? 0
+                                                 : 2.0 * static_cast<double>(sizes.sequences) * found->second * 1e-6;
 }
 
 }  // namespace
@@ -102,18 +106,20 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
   const double turns = machine.core_turns(links.ranks_per_node);
   const auto& speed = machine.compute;
   const double attention_forward = turns * compute_seconds(speed, 0, kForwardAttention * work.attention_flops,
-                                                              kForwardScans * work.attention_scans, 0);
+                                                           kForwardScans * work.attention_scans, 0);
   const double attention_backward = turns * compute_seconds(speed, 0, (1 - kForwardAttention) * work.attention_flops,
-                                                               (1 - kForwardScans) * work.attention_scans, 0);
+                                                            (1 - kForwardScans) * work.attention_scans, 0);
   const double forward = attention_forward + slowdown * compute_seconds(speed, kForwardGemm * work.gemm_flops, 0, 0,
                                                                         kForwardElementwise * work.elementwise_bytes);
-  const double backward = attention_backward + slowdown * compute_seconds(speed, (1 - kForwardGemm) * work.gemm_flops, 0,
-                                                                          0, (1 - kForwardElementwise) * work.elementwise_bytes);
+  const double backward =
+      attention_backward + slowdown * compute_seconds(speed, (1 - kForwardGemm) * work.gemm_flops, 0, 0,
+                                                      (1 - kForwardElementwise) * work.elementwise_bytes);
   const double layers = static_cast<double>(shape.layers);
   const double element = static_cast<double>(shape.element_bytes);
 
   StepPrediction step;
-  step.compute = layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
+  step.compute =
+      layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
   step.attention_compute = layers * (attention_forward + attention_backward);
   if (const auto found = machine.oversubscribed_layer_seconds.find(links.ranks_per_node);
       found != machine.oversubscribed_layer_seconds.end()) {
@@ -122,7 +128,8 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
   step.tensor_parallel = layers * 4 *
                          collective_seconds(machine, CollectiveOp::all_reduce,
                                             static_cast<double>(sizes.rows * shape.width) * element, links.tp);
-  const ExchangeTime exchange = exchange_time(shape, choice, machine, links, sizes, attention_forward, attention_backward);
+  const ExchangeTime exchange =
+      exchange_time(shape, choice, machine, links, sizes, attention_forward, attention_backward);
   const double calls = exchange_call_seconds(choice, machine, sizes);
   step.sequence = layers * (exchange.exposed + calls);
   step.sequence_transfer = layers * (exchange.transfer + calls);

@@ -21,7 +21,8 @@ std::size_t exchange_bytes(const MeshChoice& choice, const ShardSizes& sizes, st
       const std::size_t block = rows * sizeof(std::int64_t) + rows * kv_row;
       return 2 * (ranks - 1) * block + ranks * rows * kv_row;
     }
-    case SequenceExchange::all_gather_kv: return 2 * rows * kv_row * (ranks - 1);
+    case SequenceExchange::all_gather_kv:
+      return 2 * rows * kv_row * (ranks - 1);
     case SequenceExchange::halo: {
       // This rank's rows within the window of the ranks to its right; the adjoint counts the same.
       const std::size_t right_rows = (ranks - 1 - static_cast<std::size_t>(sp_rank)) * rows;

@@ -1,12 +1,12 @@
 #include "validation.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "advice.hpp"
 #include "layer_record.hpp"
@@ -21,7 +21,8 @@ nlohmann::json read_records(const std::string& path) {
   if (!in) throw Error(ErrorCode::invalid_argument, fmt::format("validate: cannot read {}", path));
   try {
     auto json = nlohmann::json::parse(in);
-    if (!json.is_array()) throw Error(ErrorCode::invalid_argument, fmt::format("validate: {} is not an array of records", path));
+    if (!json.is_array())
+      throw Error(ErrorCode::invalid_argument, fmt::format("validate: {} is not an array of records", path));
     return json;
   } catch (const nlohmann::json::exception& error) {
     throw Error(ErrorCode::invalid_argument, fmt::format("validate: {} is not JSON ({})", path, error.what()));
@@ -59,8 +60,8 @@ Validation validate(const std::vector<std::string>& paths, const MachineModel& m
       if (is_layer_record(record)) {
         ValidationRow row;
         if (auto reason = predict_layer_record(record, machine, row); !reason.empty()) {
-          validation.skipped.push_back(fmt::format("{}: {} on {}: {}", path, record.value("case", ""),
-                                                   record.value("mesh_dim", ""), reason));
+          validation.skipped.push_back(
+              fmt::format("{}: {} on {}: {}", path, record.value("case", ""), record.value("mesh_dim", ""), reason));
           continue;
         }
         steps_by_case[{row.scenario, row.what}].push_back(std::move(row));
@@ -96,7 +97,9 @@ std::vector<ScenarioPick> best_picks(const std::vector<ValidationRow>& rows) {
   }
   std::vector<ScenarioPick> picks;
   for (const auto& [scenario, pair] : best) {
-    picks.push_back({.scenario = scenario, .predicted_best = pair.first->what, .measured_best = pair.second->what,
+    picks.push_back({.scenario = scenario,
+                     .predicted_best = pair.first->what,
+                     .measured_best = pair.second->what,
                      .loss_pct = 100.0 * (pair.first->measured - pair.second->measured) / pair.second->measured});
   }
   return picks;

@@ -25,9 +25,9 @@ struct Validation {
 };
 
 /// Predicts every layer_perf record (mesh, exchange, FSDP axes and model in the record; ranks on
-/// one node; a case run several times at the median of its runs) and every perftest record of the library's own selection of at least `min_bytes`
-/// in `paths` with `machine`, beside what was measured. Throws Error(invalid_argument) naming a
-/// file that cannot be read.
+/// one node; a case run several times at the median of its runs) and every perftest record of the library's own
+/// selection of at least `min_bytes` in `paths` with `machine`, beside what was measured. Throws
+/// Error(invalid_argument) naming a file that cannot be read.
 Validation validate(const std::vector<std::string>& paths, const MachineModel& machine, double min_bytes);
 
 /// For each scenario of `rows`: how much slower, measured, the predicted best is than the

@@ -1,8 +1,8 @@
 #include "topology_options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 
 #include "meshcomm/error.hpp"
@@ -13,7 +13,8 @@ void add_topology_options(CLI::App& app, TopologyOptions& options) {
   app.add_option("--world", options.world, "simulate this many ranks (no MPI)");
   app.add_option("--ranks-per-node", options.ranks_per_node, "ranks per simulated node (default: all on one)");
   app.add_option("--xml", options.xml, "describe each node from this hwloc XML file (no MPI)");
-  app.add_option("--policy", options.policy, "placement: topology_aware, easylm, torchtitan, accelerate, megatron:ORDER")
+  app.add_option("--policy", options.policy,
+                 "placement: topology_aware, easylm, torchtitan, accelerate, megatron:ORDER")
       ->capture_default_str();
 }
 
@@ -22,8 +23,9 @@ Topology simulated_topology(const TopologyOptions& options) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--world {} must be at least 1", options.world));
   }
   if (options.ranks_per_node < 0) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("--ranks-per-node {} must be at least 1 (or left out: all on one node)", options.ranks_per_node));
+    throw Error(
+        ErrorCode::invalid_argument,
+        fmt::format("--ranks-per-node {} must be at least 1 (or left out: all on one node)", options.ranks_per_node));
   }
   const NodeInfo node = options.xml.empty() ? NodeInfo{} : Topology::node_from_xml(options.xml);
   int world = options.world;

@@ -22,8 +22,16 @@ using advisor::SequenceExchange;
 
 /// Odd sizes, so that FSDP pads every unit and the halo reaches past a neighbour at sp 4.
 ModelShape small_shape(std::size_t window) {
-  return {.layers = 2, .width = 20, .heads = 4, .kv_heads = 4, .hidden = 36, .vocab = 13, .sequence = 24, .batch = 24,
-          .element_bytes = 4, .window = window};
+  return {.layers = 2,
+          .width = 20,
+          .heads = 4,
+          .kv_heads = 4,
+          .hidden = 36,
+          .vocab = 13,
+          .sequence = 24,
+          .batch = 24,
+          .element_bytes = 4,
+          .window = window};
 }
 
 /// The reference model's config for an advisor choice.
@@ -97,15 +105,26 @@ INSTANTIATE_TEST_SUITE_P(Worlds, AdvisorBytes, ::testing::Values(1, 2, 3, 4, 8),
 
 /// Large worlds of a tiny model: the arithmetic holds at 64 and 256 ranks too.
 TEST(AdvisorBytesLargeWorlds, SixtyFourAndTwoHundredFiftySixThreads) {
-  const ModelShape full{.layers = 1, .width = 16, .heads = 4, .kv_heads = 4, .hidden = 16, .vocab = 7,
-                        .sequence = 64, .batch = 64, .element_bytes = 4, .window = 0};
+  const ModelShape full{.layers = 1,
+                        .width = 16,
+                        .heads = 4,
+                        .kv_heads = 4,
+                        .hidden = 16,
+                        .vocab = 7,
+                        .sequence = 64,
+                        .batch = 64,
+                        .element_bytes = 4,
+                        .window = 0};
   ModelShape sliding = full;
   sliding.window = 9;
-  expect_predictions_exact(full, {.dp = 2, .fsdp = 2, .tp = 2, .sp = 8, .exchange = SequenceExchange::ring, .sp_in_shard = true});
+  expect_predictions_exact(
+      full, {.dp = 2, .fsdp = 2, .tp = 2, .sp = 8, .exchange = SequenceExchange::ring, .sp_in_shard = true});
   expect_predictions_exact(sliding, {.dp = 1, .fsdp = 4, .tp = 1, .sp = 16, .exchange = SequenceExchange::halo});
   expect_predictions_exact(full, {.dp = 4, .fsdp = 4, .tp = 4, .sp = 4, .exchange = SequenceExchange::all_gather_kv});
-  expect_predictions_exact(sliding, {.dp = 2, .fsdp = 8, .tp = 1, .sp = 16, .exchange = SequenceExchange::halo, .sp_in_shard = true});
-  expect_predictions_exact(full, {.dp = 4, .fsdp = 16, .tp = 1, .sp = 4, .exchange = SequenceExchange::head_all_to_all});
+  expect_predictions_exact(
+      sliding, {.dp = 2, .fsdp = 8, .tp = 1, .sp = 16, .exchange = SequenceExchange::halo, .sp_in_shard = true});
+  expect_predictions_exact(full,
+                           {.dp = 4, .fsdp = 16, .tp = 1, .sp = 4, .exchange = SequenceExchange::head_all_to_all});
 }
 
 }  // namespace

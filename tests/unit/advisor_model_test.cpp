@@ -5,9 +5,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
-#include <nlohmann/json.hpp>
 
 #include "advice.hpp"
 #include "calibration.hpp"
@@ -38,11 +38,13 @@ TEST(AdvisorModel, PresetsAndOverrides) {
 
 TEST(AdvisorModel, BadModelTextNamesWhatIsWrong) {
   EXPECT_NE(std::string(expect_error([] { (void)parse_model("gpt-9"); }).what()).find("lwm-7b-32k"), std::string::npos);
-  EXPECT_NE(std::string(expect_error([] { (void)parse_model("layers=x"); }).what()).find("layers=x"), std::string::npos);
+  EXPECT_NE(std::string(expect_error([] { (void)parse_model("layers=x"); }).what()).find("layers=x"),
+            std::string::npos);
   EXPECT_NE(std::string(expect_error([] { (void)parse_model("width=100,heads=3"); }).what()).find("heads 3"),
             std::string::npos);
-  EXPECT_NE(std::string(expect_error([] { (void)parse_model("heads=8,kv-heads=3,width=64"); }).what()).find("kv-heads 3"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(expect_error([] { (void)parse_model("heads=8,kv-heads=3,width=64"); }).what()).find("kv-heads 3"),
+      std::string::npos);
   EXPECT_NE(std::string(expect_error([] { (void)parse_model("depth=3"); }).what()).find("'depth'"), std::string::npos);
   ModelShape shape;
   EXPECT_NE(std::string(expect_error([&] { apply_attention(shape, "sliding:0"); }).what()).find("sliding:0"),
@@ -52,8 +54,16 @@ TEST(AdvisorModel, BadModelTextNamesWhatIsWrong) {
 }
 
 TEST(AdvisorChoices, EveryFactorisationIsFeasibleOrPrunedWithAReason) {
-  const ModelShape shape{.layers = 2, .width = 64, .heads = 4, .kv_heads = 4, .hidden = 128, .vocab = 16, .sequence = 48,
-                         .batch = 6, .element_bytes = 4, .window = 0};
+  const ModelShape shape{.layers = 2,
+                         .width = 64,
+                         .heads = 4,
+                         .kv_heads = 4,
+                         .hidden = 128,
+                         .vocab = 16,
+                         .sequence = 48,
+                         .batch = 6,
+                         .element_bytes = 4,
+                         .window = 0};
   const auto set = enumerate_choices(12, shape, {});
   for (const auto& choice : set.feasible) {
     EXPECT_EQ(choice.world(), 12);
@@ -85,17 +95,28 @@ TEST(AdvisorChoices, ConstraintsPinAxesAndExchanges) {
     EXPECT_EQ(choice.sp, 4);
     EXPECT_EQ(choice.exchange, SequenceExchange::ring);
   }
-  EXPECT_NE(std::string(expect_error([&] { add_fixed_axes(constraints, "pp=2"); }).what()).find("pp=2"), std::string::npos);
-  EXPECT_NE(std::string(expect_error([&] { add_fixed_axes(constraints, "tp=0"); }).what()).find("'0'"), std::string::npos);
+  EXPECT_NE(std::string(expect_error([&] { add_fixed_axes(constraints, "pp=2"); }).what()).find("pp=2"),
+            std::string::npos);
+  EXPECT_NE(std::string(expect_error([&] { add_fixed_axes(constraints, "tp=0"); }).what()).find("'0'"),
+            std::string::npos);
   EXPECT_NE(std::string(expect_error([] { (void)parse_sequence_exchange("ulysses"); }).what()).find("ulysses"),
             std::string::npos);
 }
 
 TEST(AdvisorChoices, HeadAllToAllNeedsHeadsPerTpRankDivisibleBySp) {
-  const ModelShape shape{.layers = 1, .width = 64, .heads = 8, .kv_heads = 8, .hidden = 64, .vocab = 0, .sequence = 64,
-                         .batch = 1, .element_bytes = 2, .window = 0};
+  const ModelShape shape{.layers = 1,
+                         .width = 64,
+                         .heads = 8,
+                         .kv_heads = 8,
+                         .hidden = 64,
+                         .vocab = 0,
+                         .sequence = 64,
+                         .batch = 1,
+                         .element_bytes = 2,
+                         .window = 0};
   EXPECT_TRUE(infeasibility(shape, {.tp = 2, .sp = 4, .exchange = SequenceExchange::head_all_to_all}).empty());
-  EXPECT_NE(infeasibility(shape, {.tp = 4, .sp = 4, .exchange = SequenceExchange::head_all_to_all}).find("heads per tp rank 2"),
+  EXPECT_NE(infeasibility(shape, {.tp = 4, .sp = 4, .exchange = SequenceExchange::head_all_to_all})
+                .find("heads per tp rank 2"),
             std::string::npos);
 }
 
@@ -130,13 +151,14 @@ TEST(AdvisorFits, RepeatedSizesCountAtTheirMedianAndOneSizeIsAConstant) {
 }
 
 TEST(AdvisorFits, ComputeSpeedsComeBackFromTheirOwnTimes) {
-  const ComputeSpeed truth{.gemm_flops_per_s = 2e10, .attention_flops_per_s = 1e9, .seconds_per_scan = 3e-9,
-                           .elementwise_bytes_per_s = 5e9};
+  const ComputeSpeed truth{
+      .gemm_flops_per_s = 2e10, .attention_flops_per_s = 1e9, .seconds_per_scan = 3e-9, .elementwise_bytes_per_s = 5e9};
   std::vector<ComputePoint> points;
   for (double scale : {1.0, 2.0, 3.0}) {
     for (const BlockWork work : {BlockWork{1e9 * scale, 1e7, 1e6, 1e7}, BlockWork{2e9, 4e7 * scale, 2e6, 1e7},
                                  BlockWork{1e9, 1e7, 8e6 * scale, 3e7}, BlockWork{3e9, 2e7, 1e6, 5e7 * scale}}) {
-      points.push_back({work, work.gemm_flops / truth.gemm_flops_per_s + work.attention_flops / truth.attention_flops_per_s +
+      points.push_back({work, work.gemm_flops / truth.gemm_flops_per_s +
+                                  work.attention_flops / truth.attention_flops_per_s +
                                   work.attention_scans * truth.seconds_per_scan +
                                   work.elementwise_bytes / truth.elementwise_bytes_per_s});
     }
@@ -159,10 +181,20 @@ std::string write_temporary(const std::string& name, const nlohmann::json& json)
 TEST(AdvisorCalibration, PerftestRecordsBecomeFitsAndTheFileRoundTrips) {
   nlohmann::json records = nlohmann::json::array();
   for (double bytes = 1048576; bytes <= 16 * 1048576.0; bytes *= 2) {
-    records.push_back({{"op", "all_gather"}, {"algo", "auto"}, {"ranks", 4}, {"bytes", bytes},
-                       {"time_us", 50 + bytes / 1000.0}, {"in_place", false}, {"wrong", 0}});
-    records.push_back({{"op", "all_gather"}, {"algo", "mpi_best"}, {"ranks", 4}, {"bytes", bytes},
-                       {"time_us", 1.0}, {"in_place", false}, {"wrong", 0}});  // Open MPI's row: not ours
+    records.push_back({{"op", "all_gather"},
+                       {"algo", "auto"},
+                       {"ranks", 4},
+                       {"bytes", bytes},
+                       {"time_us", 50 + bytes / 1000.0},
+                       {"in_place", false},
+                       {"wrong", 0}});
+    records.push_back({{"op", "all_gather"},
+                       {"algo", "mpi_best"},
+                       {"ranks", 4},
+                       {"bytes", bytes},
+                       {"time_us", 1.0},
+                       {"in_place", false},
+                       {"wrong", 0}});  // Open MPI's row: not ours
   }
   const auto path = write_temporary("advisor_perftest.json", records);
   CalibrationSummary summary;
@@ -176,7 +208,8 @@ TEST(AdvisorCalibration, PerftestRecordsBecomeFitsAndTheFileRoundTrips) {
   save_calibration(machine, saved);
   const auto loaded = load_calibration(saved);
   ASSERT_NE(loaded.fit_for(CollectiveOp::all_gather, 4), nullptr);
-  EXPECT_DOUBLE_EQ(loaded.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6), machine.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6));
+  EXPECT_DOUBLE_EQ(loaded.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6),
+                   machine.fit_for(CollectiveOp::all_gather, 4)->time_us(3e6));
   EXPECT_EQ(loaded.cores_per_node, 2);
   EXPECT_EQ(loaded.nics_per_node, machine.nics_per_node);
 }
@@ -184,10 +217,11 @@ TEST(AdvisorCalibration, PerftestRecordsBecomeFitsAndTheFileRoundTrips) {
 /// A layer_perf record of `shape` on `mesh_dim` whose step took `seconds`.
 nlohmann::json layer_record(const ModelShape& shape, const char* mesh_dim, int ranks, SequenceExchange exchange,
                             double seconds) {
-  return {{"case", "synthetic"}, {"ranks", ranks}, {"mesh_dim", mesh_dim}, {"exchange", to_string(exchange)},
-          {"fsdp_axes", "fsdp"}, {"prefetch", true}, {"layers", shape.layers}, {"width", shape.width},
-          {"heads", shape.heads}, {"hidden", shape.hidden}, {"vocab", shape.vocab}, {"seq", shape.sequence},
-          {"batch", shape.batch}, {"window", shape.window}, {"step_ms", seconds * 1e3}};
+  return {
+      {"case", "synthetic"},  {"ranks", ranks},         {"mesh_dim", mesh_dim},    {"exchange", to_string(exchange)},
+      {"fsdp_axes", "fsdp"},  {"prefetch", true},       {"layers", shape.layers},  {"width", shape.width},
+      {"heads", shape.heads}, {"hidden", shape.hidden}, {"vocab", shape.vocab},    {"seq", shape.sequence},
+      {"batch", shape.batch}, {"window", shape.window}, {"step_ms", seconds * 1e3}};
 }
 
 TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCosts) {
@@ -195,8 +229,8 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   // per layer lost to four ranks taking turns on two cores, and 40 µs per halo call beyond its
   // messages. The calibration must find each again.
   MachineModel truth;
-  truth.compute = {.gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9,
-                   .elementwise_bytes_per_s = 4e9};
+  truth.compute = {
+      .gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9, .elementwise_bytes_per_s = 4e9};
   truth.cores_per_node = 2;
   auto step_of = [&](const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine) {
     const Topology topology = Topology::simulated(choice.world(), choice.world());
@@ -206,15 +240,31 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   for (std::size_t width : {32, 64, 128}) {
     for (std::size_t window : {0, 8}) {
       for (std::size_t sequence : {32, 64}) {
-        const ModelShape shape{.layers = 2, .width = width, .heads = 4, .kv_heads = 4, .hidden = 2 * width + 32,
-                               .vocab = 16, .sequence = sequence, .batch = 4, .element_bytes = 4, .window = window};
+        const ModelShape shape{.layers = 2,
+                               .width = width,
+                               .heads = 4,
+                               .kv_heads = 4,
+                               .hidden = 2 * width + 32,
+                               .vocab = 16,
+                               .sequence = sequence,
+                               .batch = 4,
+                               .element_bytes = 4,
+                               .window = window};
         const MeshChoice one{.exchange = window == 0 ? SequenceExchange::ring : SequenceExchange::halo};
         records.push_back(layer_record(shape, "1,1,1,1", 1, one.exchange, step_of(shape, one, truth).step()));
       }
     }
   }
-  const ModelShape shape{.layers = 2, .width = 64, .heads = 4, .kv_heads = 4, .hidden = 128, .vocab = 16,
-                         .sequence = 64, .batch = 4, .element_bytes = 4, .window = 8};
+  const ModelShape shape{.layers = 2,
+                         .width = 64,
+                         .heads = 4,
+                         .kv_heads = 4,
+                         .hidden = 128,
+                         .vocab = 16,
+                         .sequence = 64,
+                         .batch = 4,
+                         .element_bytes = 4,
+                         .window = 8};
   MachineModel shared = truth;
   shared.node_sharing[2] = 1.25;
   const MeshChoice fsdp{.fsdp = 2, .exchange = SequenceExchange::halo};

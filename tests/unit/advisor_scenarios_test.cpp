@@ -40,7 +40,8 @@ INSTANTIATE_TEST_SUITE_P(Presets, AdvisorAtScale,
                          ::testing::Combine(::testing::Values("lwm-7b-32k", "lwm-7b-128k", "lwm-7b-1m"),
                                             ::testing::Values(1024, 4096)),
                          [](const auto& test) {
-                           std::string name = std::string(std::get<0>(test.param)) + "_" + std::to_string(std::get<1>(test.param));
+                           std::string name =
+                               std::string(std::get<0>(test.param)) + "_" + std::to_string(std::get<1>(test.param));
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
@@ -48,13 +49,15 @@ INSTANTIATE_TEST_SUITE_P(Presets, AdvisorAtScale,
 TEST(AdvisorAtScale, FsdpBeatsDpWhereBothFitBecauseItsTransfersHide) {
   // A 1B-parameter model at 8k tokens: dp or fsdp over the node's 8 ranks both fit in memory;
   // FSDP's gathers hide under compute, the replicas' all-reduce does not.
-  const ModelShape shape = parse_model("layers=16,width=2048,heads=16,kv-heads=16,hidden=8192,vocab=32000,seq=8192,batch=8,dtype=bf16");
+  const ModelShape shape =
+      parse_model("layers=16,width=2048,heads=16,kv-heads=16,hidden=8192,vocab=32000,seq=8192,batch=8,dtype=bf16");
   ChoiceConstraints constraints;
   add_fixed_axes(constraints, "tp=1,sp=1");
   const auto advice = advise_on(8, shape, MachineModel{}, constraints);
   ASSERT_FALSE(advice.ranked.empty());
   EXPECT_EQ(advice.ranked.front().choice.fsdp, 8) << advice.ranked.front().choice.label();
-  const auto dp_only = std::find_if(advice.ranked.begin(), advice.ranked.end(), [](const auto& r) { return r.choice.dp == 8; });
+  const auto dp_only =
+      std::find_if(advice.ranked.begin(), advice.ranked.end(), [](const auto& r) { return r.choice.dp == 8; });
   ASSERT_NE(dp_only, advice.ranked.end()) << "dp 8 must fit, or the comparison says nothing";
 }
 
