@@ -80,6 +80,7 @@ nlohmann::json to_json(const RankedChoice& ranked) {
           {"shard_axes", c.shard_axes()},
           {"step_s", t.step()},
           {"compute_s", t.compute},
+          {"turn_taking_s", t.turn_taking},
           {"exposed_s", {{"tp", t.tensor_parallel}, {"sp", t.sequence}, {"fsdp", t.fsdp}, {"dp", t.replicas}}},
           {"transfer_s", {{"sp", t.sequence_transfer}, {"fsdp", t.fsdp_transfer}}},
           {"memory_bytes",
@@ -111,8 +112,9 @@ void print_table(const Advice& advice, std::size_t shown) {
         "{:>4} {:>5} {:>5} {:>4} {:>5} {:>16} {:>8} {:>10.3f} {:>10.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.2f}  "
         "{}\n",
         i + 1, c.dp, c.fsdp, c.tp, c.sp, c.sp > 1 ? to_string(c.exchange) : "-", c.shard_axes(), 1e3 * r.time.step(),
-        1e3 * r.time.compute, 1e3 * r.time.tensor_parallel, 1e3 * r.time.sequence, 1e3 * r.time.fsdp,
-        1e3 * r.time.replicas, static_cast<double>(r.memory.peak_total()) / kGiB, fmt::join(r.warnings, "; "));
+        1e3 * (r.time.compute + r.time.turn_taking), 1e3 * r.time.tensor_parallel, 1e3 * r.time.sequence,
+        1e3 * r.time.fsdp, 1e3 * r.time.replicas, static_cast<double>(r.memory.peak_total()) / kGiB,
+        fmt::join(r.warnings, "; "));
   }
 }
 
@@ -122,7 +124,8 @@ std::string draw(const Advice& advice, std::size_t shown, const std::string& pat
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = advice.ranked[i];
     bars.labels.push_back(fmt::format("{}. {}", i + 1, r.choice.label()));
-    const std::array parts{r.time.compute, r.time.tensor_parallel, r.time.sequence, r.time.fsdp, r.time.replicas};
+    const std::array parts{r.time.compute + r.time.turn_taking, r.time.tensor_parallel, r.time.sequence, r.time.fsdp,
+                           r.time.replicas};
     for (std::size_t k = 0; k < parts.size(); ++k) bars.parts[k].push_back(1e3 * parts[k]);
   }
   return perf::plot_stacked_bars(path, {.title = title, .x_label = "mesh", .y_label = "predicted ms per step"}, bars);
@@ -153,7 +156,8 @@ int advise_command(const AdviseOptions& options) {
              request.machine.source);
   fmt::print("# model {}: {}\n", request.shape.name, to_string(request.shape));
   fmt::print(
-      "# times: predicted per step on the busiest rank; tp/sp/fsdp/dp: communication left exposed after overlap\n");
+      "# times: predicted per step on the busiest rank (compute includes turns on shared cores); tp/sp/fsdp/dp: "
+      "communication left exposed after overlap\n");
   fmt::print("# {} choices run, {} left out\n", advice.ranked.size(), advice.pruned.size());
   const std::size_t shown = std::min<std::size_t>(advice.ranked.size(), static_cast<std::size_t>(options.top));
   if (advice.ranked.empty()) {
