@@ -61,6 +61,11 @@ MeshLinks mesh_links(const MeshChoice& choice, const Placement& placement, const
   return links;
 }
 
+StepPrediction predict_on_one_node(const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine) {
+  const Topology topology = Topology::simulated(choice.world(), choice.world());
+  return predict_step(shape, choice, machine, mesh_links(choice, Placement{}, topology, machine.nics_per_node));
+}
+
 Advice advise(const AdviceRequest& request, const Topology& topology) {
   const int world = topology.world_size();
   ChoiceSet set = enumerate_choices(world, request.shape, request.constraints);

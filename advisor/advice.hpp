@@ -40,6 +40,9 @@ struct AdviceRequest {
 /// The links of `choice`'s groups when placed by `placement` on `topology`.
 MeshLinks mesh_links(const MeshChoice& choice, const Placement& placement, const Topology& topology, int nics_per_node);
 
+/// Predicts `choice` with its ranks all on one node (as the perftests on one machine ran it).
+StepPrediction predict_on_one_node(const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine);
+
 /// Predicts every choice for `request` on `topology` and ranks them by step time (less memory
 /// first on a tie); choices over the memory budget join the pruned ones.
 Advice advise(const AdviceRequest& request, const Topology& topology);

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "advice.hpp"
-#include "layer_record.hpp"
+#include "perf_records.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::advisor {
@@ -62,16 +61,6 @@ std::array<double, 4> features(const BlockWork& work) {
   return {work.gemm_flops, work.attention_flops, work.attention_scans, work.elementwise_bytes};
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: cannot read {}", path));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: {} is not JSON ({})", path, error.what()));
-  }
-}
-
 /// A one-rank step's work: the blocks, the output projection and loss, and AdamW.
 BlockWork step_work(const LayerRecord& layer) {
   const BlockWork block = block_work(layer.shape, layer.choice);
@@ -91,24 +80,19 @@ void node_sharing(MachineModel& machine, const std::vector<LayerRecord>& shared)
   machine.node_sharing.clear();
   machine.oversubscribed_layer_seconds.clear();
   std::map<int, std::vector<double>> factors, losses;
-  auto predict = [&](const LayerRecord& layer, const MachineModel& with) {
-    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
-    return predict_step(layer.shape, layer.choice, with,
-                        mesh_links(layer.choice, Placement{}, topology, with.nics_per_node));
-  };
   MachineModel alone = machine;
   alone.cores_per_node = 0;
   for (const bool beyond_cores : {false, true}) {  // the factors within the cores first: turns build on them
     for (const auto& layer : shared) {
       if ((machine.cores_per_node > 0 && layer.ranks > machine.cores_per_node) != beyond_cores) continue;
       if (!beyond_cores) {
-        const auto step = predict(layer, alone);
+        const auto step = predict_on_one_node(layer.shape, layer.choice, alone);
         const double rest = step.compute - step.attention_compute;
         if (rest <= 0) continue;
         factors[layer.ranks].push_back(
             std::max(1e-3, (layer.step_seconds - (step.step() - step.compute) - step.attention_compute) / rest));
       } else {
-        const auto step = predict(layer, machine);
+        const auto step = predict_on_one_node(layer.shape, layer.choice, machine);
         losses[layer.ranks].push_back(
             std::max(0.0, (layer.step_seconds - step.step()) / static_cast<double>(layer.shape.layers)));
       }
@@ -126,10 +110,7 @@ std::map<std::string, double> exchange_call_costs(const MachineModel& machine,
   plain.exchange_call_us.clear();  // what is left over the step without them is theirs
   std::map<std::string, std::vector<double>> costs;
   for (const auto& layer : exchanged) {
-    const Topology topology = Topology::simulated(layer.ranks, layer.ranks);
-    const double predicted = predict_step(layer.shape, layer.choice, plain,
-                                          mesh_links(layer.choice, Placement{}, topology, plain.nics_per_node))
-                                 .step();
+    const double predicted = predict_on_one_node(layer.shape, layer.choice, plain).step();
     const double calls = 2.0 * static_cast<double>(layer.shape.layers) *
                          static_cast<double>(layer.shape.batch / static_cast<std::size_t>(layer.choice.data_ranks()));
     costs[std::string(to_string(layer.choice.exchange))].push_back(
@@ -234,18 +215,10 @@ MachineModel calibrate(const std::vector<std::string>& paths, const MachineModel
   std::vector<ComputePoint> steps;
   std::vector<LayerRecord> shared, exchanged;
   for (const auto& path : paths) {
-    const nlohmann::json json = read_json(path);
-    if (!json.is_array())
-      throw Error(ErrorCode::invalid_argument, fmt::format("calibrate: {} holds no records (not an array)", path));
     int used = 0;
-    for (const auto& record : json) {
-      if (record.contains("op")) {
-        const auto op = parse_collective_op(record.value("op", ""));
-        const std::string algorithm = record.value("algo", "");
-        if (!op || algorithm.starts_with("mpi_") || record.value("wrong", 0) != 0 || record.value("in_place", false))
-          continue;
-        measured[{*op, algorithm, record.value("ranks", 0)}].push_back(
-            {record.value("bytes", 0.0), record.value("time_us", 0.0)});
+    for (const auto& record : read_records(path, "calibrate")) {
+      if (const auto call = read_collective_record(record)) {
+        measured[{call->op, call->algorithm, call->ranks}].push_back({call->bytes, call->time_us});
         summary.collective_records += 1;
         used += 1;
       } else if (is_layer_record(record)) {

@@ -4,43 +4,27 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "advice.hpp"
-#include "layer_record.hpp"
+#include "perf_records.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::advisor {
 
 namespace {
 
-nlohmann::json read_records(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::invalid_argument, fmt::format("validate: cannot read {}", path));
-  try {
-    auto json = nlohmann::json::parse(in);
-    if (!json.is_array())
-      throw Error(ErrorCode::invalid_argument, fmt::format("validate: {} is not an array of records", path));
-    return json;
-  } catch (const nlohmann::json::exception& error) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("validate: {} is not JSON ({})", path, error.what()));
-  }
-}
-
 /// The prediction of one layer_perf record, or the reason it cannot be made.
 std::string predict_layer_record(const nlohmann::json& json, const MachineModel& machine, ValidationRow& row) {
   LayerRecord record;
   if (auto reason = read_layer_record(json, record); !reason.empty()) return reason;
-  const Topology topology = Topology::simulated(record.ranks, record.ranks);
-  const MeshLinks links = mesh_links(record.choice, Placement{}, topology, machine.nics_per_node);
   const auto& shape = record.shape;
   row = {.what = fmt::format("{} {}", record.choice.label(), shape.name),
          .scenario = fmt::format("{} ranks, {}, {} attention", record.ranks, to_string(shape),
                                  shape.sliding() ? "sliding" : "full"),
          .measured = record.step_seconds,
-         .predicted = predict_step(shape, record.choice, machine, links).step()};
+         .predicted = predict_on_one_node(shape, record.choice, machine).step()};
   return {};
 }
 
@@ -56,7 +40,7 @@ Validation validate(const std::vector<std::string>& paths, const MachineModel& m
   Validation validation;
   std::map<std::pair<std::string, std::string>, std::vector<ValidationRow>> steps_by_case;
   for (const auto& path : paths) {
-    for (const auto& record : read_records(path)) {
+    for (const auto& record : read_records(path, "validate")) {
       if (is_layer_record(record)) {
         ValidationRow row;
         if (auto reason = predict_layer_record(record, machine, row); !reason.empty()) {
@@ -65,15 +49,13 @@ Validation validate(const std::vector<std::string>& paths, const MachineModel& m
           continue;
         }
         steps_by_case[{row.scenario, row.what}].push_back(std::move(row));
-      } else if (record.contains("op")) {
-        const auto op = parse_collective_op(record.value("op", ""));
-        const double bytes = record.value("bytes", 0.0);
-        if (!op || record.value("algo", "") != "auto" || record.value("in_place", false) || bytes < min_bytes) continue;
-        const int ranks = record.value("ranks", 0);
-        const GroupLinks links{.ranks = ranks};
-        validation.collectives.push_back({.what = fmt::format("{} x{} {:.0f} B", to_string(*op), ranks, bytes),
-                                          .measured = record.value("time_us", 0.0),
-                                          .predicted = collective_seconds(machine, *op, bytes, links) * 1e6});
+      } else if (const auto call = read_collective_record(record)) {
+        if (call->algorithm != "auto" || call->bytes < min_bytes) continue;
+        const GroupLinks links{.ranks = call->ranks};
+        validation.collectives.push_back(
+            {.what = fmt::format("{} x{} {:.0f} B", to_string(call->op), call->ranks, call->bytes),
+             .measured = call->time_us,
+             .predicted = collective_seconds(machine, call->op, call->bytes, links) * 1e6});
       }
     }
   }

@@ -232,10 +232,7 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   truth.compute = {
       .gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9, .elementwise_bytes_per_s = 4e9};
   truth.cores_per_node = 2;
-  auto step_of = [&](const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine) {
-    const Topology topology = Topology::simulated(choice.world(), choice.world());
-    return predict_step(shape, choice, machine, mesh_links(choice, Placement{}, topology, machine.nics_per_node));
-  };
+  const auto& step_of = predict_on_one_node;
   nlohmann::json records = nlohmann::json::array();
   for (std::size_t width : {32, 64, 128}) {
     for (std::size_t window : {0, 8}) {

@@ -1,8 +1,9 @@
-#include "layer_record.hpp"
+#include "perf_records.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh_spec.hpp"
@@ -17,6 +18,32 @@ int axis_size(const MeshSpec& spec, std::string_view name) {
 }
 
 }  // namespace
+
+nlohmann::json read_records(const std::string& path, std::string_view command) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::invalid_argument, fmt::format("{}: cannot read {}", command, path));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} is not JSON ({})", command, path, error.what()));
+  }
+  if (!json.is_array()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} is not an array of records", command, path));
+  }
+  return json;
+}
+
+std::optional<CollectiveRecord> read_collective_record(const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("op")) return std::nullopt;
+  const auto op = parse_collective_op(record.value("op", ""));
+  const std::string algorithm = record.value("algo", "");
+  if (!op || algorithm.starts_with("mpi_") || record.value("wrong", 0) != 0 || record.value("in_place", false)) {
+    return std::nullopt;
+  }
+  return CollectiveRecord{.op = *op, .algorithm = algorithm, .ranks = record.value("ranks", 0),
+                          .bytes = record.value("bytes", 0.0), .time_us = record.value("time_us", 0.0)};
+}
 
 bool is_layer_record(const nlohmann::json& record) { return record.is_object() && record.contains("case"); }
 
