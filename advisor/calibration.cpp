@@ -11,18 +11,12 @@
 
 #include "advice.hpp"
 #include "perf_records.hpp"
+#include "median.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::advisor {
 
 namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 /// Least squares of A θ = b restricted to the columns in `mask`; false when singular.
 bool solve_subset(const std::vector<std::array<double, 4>>& a, const std::vector<double>& b, unsigned mask,

@@ -9,6 +9,7 @@
 
 #include "advice.hpp"
 #include "perf_records.hpp"
+#include "median.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::advisor {
@@ -26,12 +27,6 @@ std::string predict_layer_record(const nlohmann::json& json, const MachineModel&
          .measured = record.step_seconds,
          .predicted = predict_on_one_node(shape, record.choice, machine).step()};
   return {};
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
 }  // namespace
