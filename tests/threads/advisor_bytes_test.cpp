@@ -2,6 +2,7 @@
 // every rank of every mesh and exchange trains one step (ranks as threads) and compares its own
 // counted bytes per axis and its memory accounting with the advisor's prediction for its place.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -22,16 +23,8 @@ using advisor::SequenceExchange;
 
 /// Odd sizes, so that FSDP pads every unit and the halo reaches past a neighbour at sp 4.
 ModelShape small_shape(std::size_t window) {
-  return {.layers = 2,
-          .width = 20,
-          .heads = 4,
-          .kv_heads = 4,
-          .hidden = 36,
-          .vocab = 13,
-          .sequence = 24,
-          .batch = 24,
-          .element_bytes = 4,
-          .window = window};
+  return advisor::parse_model(fmt::format(
+      "layers=2,width=20,heads=4,kv-heads=4,hidden=36,vocab=13,seq=24,batch=24,dtype=f32,window={}", window));
 }
 
 /// The reference model's config for an advisor choice.
@@ -105,16 +98,8 @@ INSTANTIATE_TEST_SUITE_P(Worlds, AdvisorBytes, ::testing::Values(1, 2, 3, 4, 8),
 
 /// Large worlds of a tiny model: the arithmetic holds at 64 and 256 ranks too.
 TEST(AdvisorBytesLargeWorlds, SixtyFourAndTwoHundredFiftySixThreads) {
-  const ModelShape full{.layers = 1,
-                        .width = 16,
-                        .heads = 4,
-                        .kv_heads = 4,
-                        .hidden = 16,
-                        .vocab = 7,
-                        .sequence = 64,
-                        .batch = 64,
-                        .element_bytes = 4,
-                        .window = 0};
+  const ModelShape full =
+      advisor::parse_model("layers=1,width=16,heads=4,kv-heads=4,hidden=16,vocab=7,seq=64,batch=64,dtype=f32");
   ModelShape sliding = full;
   sliding.window = 9;
   expect_predictions_exact(

@@ -1,6 +1,7 @@
 // meshcomm-advise's inputs and fits: model text, mesh choices, alpha-beta and compute fits that
 // recover the speeds they were made from, calibration files, and validation arithmetic.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -54,16 +55,8 @@ TEST(AdvisorModel, BadModelTextNamesWhatIsWrong) {
 }
 
 TEST(AdvisorChoices, EveryFactorisationIsFeasibleOrPrunedWithAReason) {
-  const ModelShape shape{.layers = 2,
-                         .width = 64,
-                         .heads = 4,
-                         .kv_heads = 4,
-                         .hidden = 128,
-                         .vocab = 16,
-                         .sequence = 48,
-                         .batch = 6,
-                         .element_bytes = 4,
-                         .window = 0};
+  const ModelShape shape =
+      parse_model("layers=2,width=64,heads=4,kv-heads=4,hidden=128,vocab=16,seq=48,batch=6,dtype=f32");
   const auto set = enumerate_choices(12, shape, {});
   for (const auto& choice : set.feasible) {
     EXPECT_EQ(choice.world(), 12);
@@ -104,16 +97,8 @@ TEST(AdvisorChoices, ConstraintsPinAxesAndExchanges) {
 }
 
 TEST(AdvisorChoices, HeadAllToAllNeedsHeadsPerTpRankDivisibleBySp) {
-  const ModelShape shape{.layers = 1,
-                         .width = 64,
-                         .heads = 8,
-                         .kv_heads = 8,
-                         .hidden = 64,
-                         .vocab = 0,
-                         .sequence = 64,
-                         .batch = 1,
-                         .element_bytes = 2,
-                         .window = 0};
+  const ModelShape shape =
+      parse_model("layers=1,width=64,heads=8,kv-heads=8,hidden=64,vocab=0,seq=64,batch=1,dtype=bf16");
   EXPECT_TRUE(infeasibility(shape, {.tp = 2, .sp = 4, .exchange = SequenceExchange::head_all_to_all}).empty());
   EXPECT_NE(infeasibility(shape, {.tp = 4, .sp = 4, .exchange = SequenceExchange::head_all_to_all})
                 .find("heads per tp rank 2"),
@@ -237,31 +222,16 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   for (std::size_t width : {32, 64, 128}) {
     for (std::size_t window : {0, 8}) {
       for (std::size_t sequence : {32, 64}) {
-        const ModelShape shape{.layers = 2,
-                               .width = width,
-                               .heads = 4,
-                               .kv_heads = 4,
-                               .hidden = 2 * width + 32,
-                               .vocab = 16,
-                               .sequence = sequence,
-                               .batch = 4,
-                               .element_bytes = 4,
-                               .window = window};
+        const ModelShape shape = parse_model(
+            fmt::format("layers=2,width={},heads=4,kv-heads=4,hidden={},vocab=16,seq={},batch=4,dtype=f32,window={}",
+                        width, 2 * width + 32, sequence, window));
         const MeshChoice one{.exchange = window == 0 ? SequenceExchange::ring : SequenceExchange::halo};
         records.push_back(layer_record(shape, "1,1,1,1", 1, one.exchange, step_of(shape, one, truth).step()));
       }
     }
   }
-  const ModelShape shape{.layers = 2,
-                         .width = 64,
-                         .heads = 4,
-                         .kv_heads = 4,
-                         .hidden = 128,
-                         .vocab = 16,
-                         .sequence = 64,
-                         .batch = 4,
-                         .element_bytes = 4,
-                         .window = 8};
+  const ModelShape shape =
+      parse_model("layers=2,width=64,heads=4,kv-heads=4,hidden=128,vocab=16,seq=64,batch=4,dtype=f32,window=8");
   MachineModel shared = truth;
   shared.node_sharing[2] = 1.25;
   const MeshChoice fsdp{.fsdp = 2, .exchange = SequenceExchange::halo};
