@@ -10,19 +10,23 @@
 #include <tuple>
 
 #include "advice.hpp"
-#include "perf_records.hpp"
 #include "median.hpp"
 #include "meshcomm/error.hpp"
+#include "perf_records.hpp"
 
 namespace meshcomm::advisor {
 
 namespace {
 
+/// The compute model's terms: GEMM flops, attention flops, visible pairs, visited pairs,
+/// activations, optimizer bytes.
+constexpr int kTerms = 6;
+using Terms = std::array<double, kTerms>;
+
 /// Least squares of A θ = b restricted to the columns in `mask`; false when singular.
-bool solve_subset(const std::vector<std::array<double, 4>>& a, const std::vector<double>& b, unsigned mask,
-                  std::array<double, 4>& theta) {
+bool solve_subset(const std::vector<Terms>& a, const std::vector<double>& b, unsigned mask, Terms& theta) {
   std::vector<int> columns;
-  for (int j = 0; j < 4; ++j) {
+  for (int j = 0; j < kTerms; ++j) {
     if ((mask >> j) & 1U) columns.push_back(j);
   }
   const std::size_t n = columns.size();
@@ -46,24 +50,27 @@ bool solve_subset(const std::vector<std::array<double, 4>>& a, const std::vector
       for (std::size_t k = i; k <= n; ++k) normal[r][k] -= factor * normal[i][k];
     }
   }
-  theta = {0, 0, 0, 0};
+  theta = {};
   for (std::size_t i = 0; i < n; ++i) theta[columns[i]] = normal[i][n] / normal[i][i];
   return true;
 }
 
-std::array<double, 4> features(const BlockWork& work) {
-  return {work.gemm_flops, work.attention_flops, work.attention_scans, work.elementwise_bytes};
+Terms features(const ComputeWork& work) {
+  return {work.gemm_flops,      work.attention_flops, work.attention_pairs,
+          work.attention_scans, work.activations,     work.optimizer_bytes};
 }
 
 /// A one-rank step's work: the blocks, the output projection and loss, and AdamW.
-BlockWork step_work(const LayerRecord& layer) {
-  const BlockWork block = block_work(layer.shape, layer.choice);
+ComputeWork step_work(const LayerRecord& layer) {
+  const ComputeWork block = block_work(layer.shape, layer.choice);
   const EndsWork ends = ends_work(layer.shape, layer.choice);
   const double layers = static_cast<double>(layer.shape.layers);
   return {.gemm_flops = layers * block.gemm_flops + ends.gemm_flops,
           .attention_flops = layers * block.attention_flops,
+          .attention_pairs = layers * block.attention_pairs,
           .attention_scans = layers * block.attention_scans,
-          .elementwise_bytes = layers * block.elementwise_bytes + ends.elementwise_bytes};
+          .activations = layers * block.activations + ends.activations,
+          .optimizer_bytes = ends.optimizer_bytes};
 }
 
 /// From `shared` (fsdp-only runs on one node): for each rank count up to the cores, the median
@@ -151,7 +158,7 @@ CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, 
 
 ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback,
                          double& median_error_pct) {
-  std::vector<std::array<double, 4>> a;
+  std::vector<Terms> a;
   std::vector<double> b;
   for (const auto& point : points) {
     if (!(point.seconds > 0)) continue;
@@ -163,22 +170,25 @@ ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeS
   ComputeSpeed speed = fallback;
   median_error_pct = 0;
   if (a.empty()) return speed;
-  std::array<double, 4> best{};
+  auto predicted = [](const Terms& row, const Terms& theta) {
+    double sum = 0;
+    for (int j = 0; j < kTerms; ++j) sum += row[j] * theta[j];
+    return sum;
+  };
+  Terms best{};
   double best_residual = std::numeric_limits<double>::infinity();
-  // Every step multiplies matrices and attends: subsets that keep both are tried first, so that a
-  // term the noise cannot tell apart from another is not dropped for it.
+  // Every step multiplies matrices and attends: subsets that keep the GEMMs and an attention term
+  // (its flops or its pairs) are tried first, so that a term the noise cannot tell apart from
+  // another is not dropped for it.
+  constexpr unsigned kGemm = 1U, kAttention = 2U | 4U;
   for (const bool keep_both : {true, false}) {
-    for (unsigned mask = 1; mask < 16; ++mask) {
-      if (keep_both && (mask & 3U) != 3U) continue;
-      std::array<double, 4> theta{};
+    for (unsigned mask = 1; mask < (1U << kTerms); ++mask) {
+      if (keep_both && ((mask & kGemm) == 0 || (mask & kAttention) == 0)) continue;
+      Terms theta{};
       if (!solve_subset(a, b, mask, theta)) continue;
       if (std::any_of(theta.begin(), theta.end(), [](double t) { return t < 0; })) continue;
       double residual = 0;
-      for (std::size_t row = 0; row < a.size(); ++row) {
-        double predicted = 0;
-        for (int j = 0; j < 4; ++j) predicted += a[row][j] * theta[j];
-        residual += (predicted - 1) * (predicted - 1);
-      }
+      for (const auto& row : a) residual += (predicted(row, theta) - 1) * (predicted(row, theta) - 1);
       if (residual < best_residual) {
         best_residual = residual;
         best = theta;
@@ -190,14 +200,12 @@ ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeS
   constexpr double kFree = 1e30;
   speed.gemm_flops_per_s = best[0] > 0 ? 1 / best[0] : kFree;
   speed.attention_flops_per_s = best[1] > 0 ? 1 / best[1] : kFree;
-  speed.seconds_per_scan = best[2];
-  speed.elementwise_bytes_per_s = best[3] > 0 ? 1 / best[3] : kFree;
+  speed.seconds_per_pair = best[2];
+  speed.seconds_per_scan = best[3];
+  speed.activations_per_s = best[4] > 0 ? 1 / best[4] : kFree;
+  speed.optimizer_bytes_per_s = best[5] > 0 ? 1 / best[5] : kFree;
   std::vector<double> errors;
-  for (const auto& row : a) {
-    double predicted = 0;
-    for (int j = 0; j < 4; ++j) predicted += row[j] * best[j];
-    errors.push_back(100.0 * std::abs(predicted - 1));
-  }
+  for (const auto& row : a) errors.push_back(100.0 * std::abs(predicted(row, best) - 1));
   median_error_pct = median_of(errors);
   return speed;
 }

@@ -22,12 +22,12 @@ CollectiveFit fit_collective(CollectiveOp op, std::string algorithm, int ranks, 
 
 /// One measured piece of compute (a training step on one rank): its work and its seconds.
 struct ComputePoint {
-  BlockWork work;
+  ComputeWork work;
   double seconds = 0;
 };
 
-/// Fits the four compute speeds to `points` by non-negative least squares on the relative error;
-/// a term the data cannot see stays at `fallback`'s speed. Sets `median_error_pct` to the fit's
+/// Fits the six compute speeds to `points` by non-negative least squares on the relative error;
+/// a term the data cannot tell from the others costs nothing, and all stay at `fallback` without points. Sets `median_error_pct` to the fit's
 /// median relative error.
 ComputeSpeed fit_compute(const std::vector<ComputePoint>& points, const ComputeSpeed& fallback,
                          double& median_error_pct);

@@ -46,7 +46,7 @@ Pairs attention_pairs(const ModelShape& shape, const MeshChoice& choice, const S
 
 }  // namespace
 
-BlockWork block_work(const ModelShape& shape, const MeshChoice& choice) {
+ComputeWork block_work(const ModelShape& shape, const MeshChoice& choice) {
   const ShardSizes sizes = shard_sizes(shape, choice);
   const double rows = static_cast<double>(sizes.rows);
   const double width = static_cast<double>(shape.width);
@@ -54,14 +54,11 @@ BlockWork block_work(const ModelShape& shape, const MeshChoice& choice) {
       2.0 * rows * width * static_cast<double>(2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden);
   const Pairs pairs = attention_pairs(shape, choice, sizes);
   const double sequences = static_cast<double>(sizes.sequences);
-  // The block's own tensors (norms, SiLU, residuals, copies), the same under every exchange.
-  const double elementwise =
-      rows * static_cast<double>(4 * shape.width + 2 * sizes.query_width() + 2 * sizes.kv_width() + 2 * sizes.hidden) *
-      static_cast<double>(shape.element_bytes);
   return {.gemm_flops = 3.0 * forward_gemm,
           .attention_flops = 14.0 * sequences * pairs.visible * pairs.heads * static_cast<double>(sizes.head_dim),
+          .attention_pairs = 2.0 * sequences * pairs.visible * pairs.heads,
           .attention_scans = 2.0 * sequences * pairs.visited * pairs.heads,
-          .elementwise_bytes = elementwise};
+          .activations = rows * static_cast<double>(sizes.hidden)};
 }
 
 EndsWork ends_work(const ModelShape& shape, const MeshChoice& choice) {
@@ -74,7 +71,8 @@ EndsWork ends_work(const ModelShape& shape, const MeshChoice& choice) {
   // AdamW reads and writes the shard, its gradient and two moments.
   const double optimizer_bytes = 8.0 * shard_elements * static_cast<double>(shape.element_bytes);
   return {.gemm_flops = 6.0 * rows * static_cast<double>(shape.width) * vocab,
-          .elementwise_bytes = 2.0 * rows * vocab * static_cast<double>(shape.element_bytes) + optimizer_bytes};
+          .activations = rows * vocab,
+          .optimizer_bytes = optimizer_bytes};
 }
 
 }  // namespace meshcomm::advisor

@@ -130,10 +130,13 @@ MachineModel load_calibration(const std::string& path) {
     if (json.contains("inter")) machine.inter = {json["inter"].at("bandwidth_gbps"), json["inter"].at("latency_us")};
     if (json.contains("compute")) {
       const auto& compute = json["compute"];
-      machine.compute = {.gemm_flops_per_s = compute.at("gemm_flops_per_s"),
-                         .attention_flops_per_s = compute.at("attention_flops_per_s"),
-                         .seconds_per_scan = compute.at("seconds_per_scan"),
-                         .elementwise_bytes_per_s = compute.at("elementwise_bytes_per_s")};
+      machine.compute = {
+          .gemm_flops_per_s = compute.at("gemm_flops_per_s"),
+          .attention_flops_per_s = compute.at("attention_flops_per_s"),
+          .seconds_per_pair = compute.value("seconds_per_pair", ComputeSpeed{}.seconds_per_pair),
+          .seconds_per_scan = compute.at("seconds_per_scan"),
+          .activations_per_s = compute.value("activations_per_s", ComputeSpeed{}.activations_per_s),
+          .optimizer_bytes_per_s = compute.value("optimizer_bytes_per_s", ComputeSpeed{}.optimizer_bytes_per_s)};
     }
     machine.memory_bytes = json.value("memory_bytes", machine.memory_bytes);
     machine.cores_per_node = json.value("cores_per_node", 0);
@@ -188,8 +191,10 @@ void save_calibration(const MachineModel& machine, const std::string& path) {
       {"compute",
        {{"gemm_flops_per_s", c.gemm_flops_per_s},
         {"attention_flops_per_s", c.attention_flops_per_s},
+        {"seconds_per_pair", c.seconds_per_pair},
         {"seconds_per_scan", c.seconds_per_scan},
-        {"elementwise_bytes_per_s", c.elementwise_bytes_per_s}}},
+        {"activations_per_s", c.activations_per_s},
+        {"optimizer_bytes_per_s", c.optimizer_bytes_per_s}}},
       {"memory_bytes", machine.memory_bytes},
       {"cores_per_node", machine.cores_per_node},
       {"nics_per_node", machine.nics_per_node},

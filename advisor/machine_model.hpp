@@ -51,12 +51,15 @@ struct CollectiveFit {
   [[nodiscard]] double time_us(double bytes) const;
 };
 
-/// Compute speeds: seconds = gemm / gemm + attention / attention + scans · scan + bytes / elementwise.
+/// Compute speeds: seconds = gemm / gemm + attention / attention + pairs · pair + scans · scan +
+/// activations / activation + optimizer bytes / optimizer.
 struct ComputeSpeed {
   double gemm_flops_per_s = 4e14;
   double attention_flops_per_s = 2e14;
+  double seconds_per_pair = 0;  ///< per visible query-key pair and head, beyond its flops (exponentials, indexing)
   double seconds_per_scan = 0;  ///< per query-key pair a dense kernel visits (0 for kernels that skip masked blocks)
-  double elementwise_bytes_per_s = 2e12;
+  double activations_per_s = 1e12;  ///< elements through SiLU or a softmax, forward and backward
+  double optimizer_bytes_per_s = 2e12;
 };
 
 /// A machine: links inside and between nodes, compute, memory per rank, and the collectives'
@@ -69,7 +72,7 @@ struct MachineModel {
   double memory_bytes = 80.0 * (1ULL << 30);
   int cores_per_node = 0;  ///< ranks beyond this share cores and compute slower (0: no limit)
   /// Measured: ranks on one node, up to its cores → how much slower each one's GEMMs and
-  /// elementwise passes run than one rank's alone (shared caches and memory bandwidth). Beyond the
+  /// activations run than one rank's alone (shared caches and memory bandwidth). Beyond the
   /// cores: core_turns() times the factor at the cores.
   std::map<int, double> node_sharing;
   /// Measured: ranks on one node beyond its cores → seconds each layer of a step loses to ranks
@@ -82,7 +85,7 @@ struct MachineModel {
   std::vector<CollectiveFit> fits;
   std::string source = "defaults";  ///< where the figures come from
 
-  /// The slowdown of the GEMMs and elementwise passes of each of `ranks_per_node` ranks on a node.
+  /// The slowdown of the GEMMs and activations of each of `ranks_per_node` ranks on a node.
   [[nodiscard]] double compute_slowdown(int ranks_per_node) const;
   /// ranks / cores, at least 1: how many ranks take turns on each core.
   [[nodiscard]] double core_turns(int ranks_per_node) const;

@@ -216,12 +216,13 @@ int calibrate_command(const CalibrateOptions& options) {
     return value >= 1e29 ? std::string("not seen in the data") : fmt::format("{:.3g} {}", value, unit);
   };
   fmt::print(
-      "compute: gemm {}, attention {}, {:.3g} s per visited pair, elementwise {} (median error {:.1f}%); "
-      "cores per node {}\n",
-      rate(c.gemm_flops_per_s, "flop/s"), rate(c.attention_flops_per_s, "flop/s"), c.seconds_per_scan,
-      rate(c.elementwise_bytes_per_s, "B/s"), summary.compute_median_error_pct, machine.cores_per_node);
+      "compute: gemm {}, attention {} and {:.3g} s per visible pair, {:.3g} s per visited pair, activations {}, "
+      "optimizer {} (median error {:.1f}%); cores per node {}\n",
+      rate(c.gemm_flops_per_s, "flop/s"), rate(c.attention_flops_per_s, "flop/s"), c.seconds_per_pair,
+      c.seconds_per_scan, rate(c.activations_per_s, "/s"), rate(c.optimizer_bytes_per_s, "B/s"),
+      summary.compute_median_error_pct, machine.cores_per_node);
   for (const auto& [ranks, factor] : machine.node_sharing) {
-    fmt::print("{} ranks on a node: GEMMs and elementwise passes {:.3f}x slower than one rank alone\n", ranks, factor);
+    fmt::print("{} ranks on a node: GEMMs and activations {:.3f}x slower than one rank alone\n", ranks, factor);
   }
   for (const auto& [ranks, seconds] : machine.oversubscribed_layer_seconds) {
     fmt::print("{} ranks on a node of {} cores: {:.3f} ms per layer lost to taking turns\n", ranks,

@@ -12,11 +12,27 @@ namespace meshcomm::advisor {
 namespace {
 
 /// Forward shares of a block's work: one GEMM of three, 4 of the attention's 14 flops per pair,
-/// half the pairs visited, a third of the elementwise traffic.
+/// one of the two exponentials per visible pair, half the pairs visited, one of SiLU's three passes.
 constexpr double kForwardGemm = 1.0 / 3.0;
 constexpr double kForwardAttention = 4.0 / 14.0;
+constexpr double kForwardPairs = 0.5;
 constexpr double kForwardScans = 0.5;
-constexpr double kForwardElementwise = 1.0 / 3.0;
+constexpr double kForwardActivations = 1.0 / 3.0;
+
+/// The attention part of `work` (forward or backward share).
+ComputeWork attention_part(const ComputeWork& work, bool forward) {
+  auto share = [forward](double forward_share) { return forward ? forward_share : 1 - forward_share; };
+  return {.attention_flops = share(kForwardAttention) * work.attention_flops,
+          .attention_pairs = share(kForwardPairs) * work.attention_pairs,
+          .attention_scans = share(kForwardScans) * work.attention_scans};
+}
+
+/// The GEMM and activation part of `work` (forward or backward share).
+ComputeWork dense_part(const ComputeWork& work, bool forward) {
+  auto share = [forward](double forward_share) { return forward ? forward_share : 1 - forward_share; };
+  return {.gemm_flops = share(kForwardGemm) * work.gemm_flops,
+          .activations = share(kForwardActivations) * work.activations};
+}
 
 /// The sp exchange of one block, forward and backward, for all local sequences.
 struct ExchangeTime {
@@ -88,38 +104,35 @@ double exchange_call_seconds(const MeshChoice& choice, const MachineModel& machi
 
 }  // namespace
 
-double compute_seconds(const ComputeSpeed& speed, double gemm_flops, double attention_flops, double attention_scans,
-                       double elementwise_bytes) {
-  return gemm_flops / speed.gemm_flops_per_s + attention_flops / speed.attention_flops_per_s +
-         attention_scans * speed.seconds_per_scan + elementwise_bytes / speed.elementwise_bytes_per_s;
+double compute_seconds(const ComputeSpeed& speed, const ComputeWork& work) {
+  return work.gemm_flops / speed.gemm_flops_per_s + work.attention_flops / speed.attention_flops_per_s +
+         work.attention_pairs * speed.seconds_per_pair + work.attention_scans * speed.seconds_per_scan +
+         work.activations / speed.activations_per_s + work.optimizer_bytes / speed.optimizer_bytes_per_s;
 }
 
 StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, const MachineModel& machine,
                             const MeshLinks& links) {
   const ShardSizes sizes = shard_sizes(shape, choice);
-  const BlockWork work = block_work(shape, choice);
+  const ComputeWork work = block_work(shape, choice);
   const EndsWork ends = ends_work(shape, choice);
   // Ranks beside each other on a node contend for its caches and memory, which slows the GEMMs and
-  // the elementwise passes; attention's loops keep to their core, and only take turns on it where
+  // the activations; attention's loops keep to their core, and only take turns on it where
   // the ranks outnumber the cores.
   const double slowdown = machine.compute_slowdown(links.ranks_per_node);
   const double turns = machine.core_turns(links.ranks_per_node);
   const auto& speed = machine.compute;
-  const double attention_forward = turns * compute_seconds(speed, 0, kForwardAttention * work.attention_flops,
-                                                           kForwardScans * work.attention_scans, 0);
-  const double attention_backward = turns * compute_seconds(speed, 0, (1 - kForwardAttention) * work.attention_flops,
-                                                            (1 - kForwardScans) * work.attention_scans, 0);
-  const double forward = attention_forward + slowdown * compute_seconds(speed, kForwardGemm * work.gemm_flops, 0, 0,
-                                                                        kForwardElementwise * work.elementwise_bytes);
-  const double backward =
-      attention_backward + slowdown * compute_seconds(speed, (1 - kForwardGemm) * work.gemm_flops, 0, 0,
-                                                      (1 - kForwardElementwise) * work.elementwise_bytes);
+  const double attention_forward = turns * compute_seconds(speed, attention_part(work, true));
+  const double attention_backward = turns * compute_seconds(speed, attention_part(work, false));
+  const double forward = attention_forward + slowdown * compute_seconds(speed, dense_part(work, true));
+  const double backward = attention_backward + slowdown * compute_seconds(speed, dense_part(work, false));
   const double layers = static_cast<double>(shape.layers);
   const double element = static_cast<double>(shape.element_bytes);
 
   StepPrediction step;
   step.compute =
-      layers * (forward + backward) + slowdown * compute_seconds(speed, ends.gemm_flops, 0, 0, ends.elementwise_bytes);
+      layers * (forward + backward) + slowdown * compute_seconds(speed, {.gemm_flops = ends.gemm_flops,
+                                                                         .activations = ends.activations,
+                                                                         .optimizer_bytes = ends.optimizer_bytes});
   step.attention_compute = layers * (attention_forward + attention_backward);
   if (const auto found = machine.oversubscribed_layer_seconds.find(links.ranks_per_node);
       found != machine.oversubscribed_layer_seconds.end()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "compute_model.hpp"
 #include "link_model.hpp"
 #include "machine_model.hpp"
 #include "mesh_choice.hpp"
@@ -38,7 +39,6 @@ StepPrediction predict_step(const ModelShape& shape, const MeshChoice& choice, c
                             const MeshLinks& links);
 
 /// Seconds `machine` computes the given work in, on one rank with a core of its own.
-double compute_seconds(const ComputeSpeed& speed, double gemm_flops, double attention_flops, double attention_scans,
-                       double elementwise_bytes);
+double compute_seconds(const ComputeSpeed& speed, const ComputeWork& work);
 
 }  // namespace meshcomm::advisor

@@ -3,8 +3,8 @@
 # taken apart from the calibration:
 #   1. the perftests (all-gather, reduce-scatter, all-reduce, all-to-all, send-recv) at each -np,
 #      run three times: the first two calibrate, the third is predicted;
-#   2. layer_perf on one rank (four model shapes, attention-heavy to GEMM-heavy) gives the
-#      compute speeds, and one of those shapes on 2, 3 and 4 ranks how much slower ranks compute
+#   2. layer_perf on one rank (five model shapes, attention-heavy to GEMM-heavy, and one whose
+#      dense kernel mostly visits masked pairs) gives the compute speeds, and one of those shapes on 2, 3 and 4 ranks how much slower ranks compute
 #      beside each other (fsdp only) and what the exchanges' calls cost (sp only);
 #   3. layer_perf on the validation meshes at -np 2, 3 and 4, each case's step a median of repeats,
 #      is predicted from the calibration, and each scenario's predicted best is measured against
@@ -35,7 +35,8 @@ done
 model=(--layers 2 --heads 4 --vocab 64 -n 2 -w 1 --repeat 5)
 cases_all=full/ring,full/all_gather,full/heads,sliding/sequence,sliding/heads
 cases_no_heads=full/ring,full/all_gather,sliding/sequence
-# Compute speeds: four shapes on one rank, attention-heavy to GEMM-heavy; then how much slower
+# Compute speeds: five shapes on one rank, attention-heavy to GEMM-heavy, and a long sequence with
+# a 4-key window, whose steps are mostly the dense kernel visiting masked pairs; then how much slower
 # ranks compute beside each other on this node (the mid shape, fsdp only), and what each sp
 # exchange's calls cost beyond their messages (the mid shape, sp only). Two launches each.
 compute_shapes=(
@@ -43,6 +44,7 @@ compute_shapes=(
   "large --width 128 --hidden 512 --seq 384 --window 48 --batch 2"
   "wide --width 256 --hidden 1024 --seq 64 --window 16 --batch 16"
   "mid --width 128 --hidden 512 --seq 96 --window 24 --batch 12"
+  "scan --width 64 --hidden 256 --seq 512 --window 4 --batch 2"
 )
 for round in 1 2; do
   for entry in "${compute_shapes[@]}"; do

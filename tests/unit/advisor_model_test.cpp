@@ -135,25 +135,43 @@ TEST(AdvisorFits, RepeatedSizesCountAtTheirMedianAndOneSizeIsAConstant) {
   EXPECT_DOUBLE_EQ(single.time_us(1024), 7);
 }
 
+/// A machine whose six compute speeds all matter on the shapes the tests use.
+ComputeSpeed known_compute() {
+  return {.gemm_flops_per_s = 5e10,
+          .attention_flops_per_s = 5e9,
+          .seconds_per_pair = 4e-9,
+          .seconds_per_scan = 2e-9,
+          .activations_per_s = 2e8,
+          .optimizer_bytes_per_s = 3e9};
+}
+
 TEST(AdvisorFits, ComputeSpeedsComeBackFromTheirOwnTimes) {
-  const ComputeSpeed truth{
-      .gemm_flops_per_s = 2e10, .attention_flops_per_s = 1e9, .seconds_per_scan = 3e-9, .elementwise_bytes_per_s = 5e9};
+  const ComputeSpeed truth = known_compute();
   std::vector<ComputePoint> points;
+  const ComputeWork base{.gemm_flops = 2e9,
+                         .attention_flops = 2e7,
+                         .attention_pairs = 2e6,
+                         .attention_scans = 4e6,
+                         .activations = 1e6,
+                         .optimizer_bytes = 1e7};
   for (double scale : {1.0, 2.0, 3.0}) {
-    for (const BlockWork work : {BlockWork{1e9 * scale, 1e7, 1e6, 1e7}, BlockWork{2e9, 4e7 * scale, 2e6, 1e7},
-                                 BlockWork{1e9, 1e7, 8e6 * scale, 3e7}, BlockWork{3e9, 2e7, 1e6, 5e7 * scale}}) {
-      points.push_back({work, work.gemm_flops / truth.gemm_flops_per_s +
-                                  work.attention_flops / truth.attention_flops_per_s +
-                                  work.attention_scans * truth.seconds_per_scan +
-                                  work.elementwise_bytes / truth.elementwise_bytes_per_s});
+    // Each family grows one term of the base.
+    for (double ComputeWork::*term : {&ComputeWork::gemm_flops, &ComputeWork::attention_flops,
+                                      &ComputeWork::attention_pairs, &ComputeWork::attention_scans,
+                                      &ComputeWork::activations, &ComputeWork::optimizer_bytes}) {
+      ComputeWork work = base;
+      work.*term *= scale;
+      points.push_back({work, compute_seconds(truth, work)});
     }
   }
   double error = -1;
   const auto fitted = fit_compute(points, ComputeSpeed{}, error);
   EXPECT_NEAR(fitted.gemm_flops_per_s, truth.gemm_flops_per_s, 1e-6 * truth.gemm_flops_per_s);
   EXPECT_NEAR(fitted.attention_flops_per_s, truth.attention_flops_per_s, 1e-6 * truth.attention_flops_per_s);
+  EXPECT_NEAR(fitted.seconds_per_pair, truth.seconds_per_pair, 1e-6 * truth.seconds_per_pair);
   EXPECT_NEAR(fitted.seconds_per_scan, truth.seconds_per_scan, 1e-6 * truth.seconds_per_scan);
-  EXPECT_NEAR(fitted.elementwise_bytes_per_s, truth.elementwise_bytes_per_s, 1e-6 * truth.elementwise_bytes_per_s);
+  EXPECT_NEAR(fitted.activations_per_s, truth.activations_per_s, 1e-6 * truth.activations_per_s);
+  EXPECT_NEAR(fitted.optimizer_bytes_per_s, truth.optimizer_bytes_per_s, 1e-6 * truth.optimizer_bytes_per_s);
   EXPECT_LT(error, 1e-6);
 }
 
@@ -214,8 +232,7 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   // per layer lost to four ranks taking turns on two cores, and 40 µs per halo call beyond its
   // messages. The calibration must find each again.
   MachineModel truth;
-  truth.compute = {
-      .gemm_flops_per_s = 5e10, .attention_flops_per_s = 5e9, .seconds_per_scan = 2e-9, .elementwise_bytes_per_s = 4e9};
+  truth.compute = known_compute();
   truth.cores_per_node = 2;
   const auto& step_of = predict_on_one_node;
   nlohmann::json records = nlohmann::json::array();
@@ -252,7 +269,10 @@ TEST(AdvisorCalibration, LayerRecordsGiveComputeSpeedsNodeSharingAndExchangeCost
   EXPECT_LT(summary.compute_median_error_pct, 1e-6);
   EXPECT_NEAR(machine.compute.gemm_flops_per_s, 5e10, 1e-6 * 5e10);
   EXPECT_NEAR(machine.compute.attention_flops_per_s, 5e9, 1e-6 * 5e9);
+  EXPECT_NEAR(machine.compute.seconds_per_pair, 4e-9, 1e-6 * 4e-9);
   EXPECT_NEAR(machine.compute.seconds_per_scan, 2e-9, 1e-6 * 2e-9);
+  EXPECT_NEAR(machine.compute.activations_per_s, 2e8, 1e-6 * 2e8);
+  EXPECT_NEAR(machine.compute.optimizer_bytes_per_s, 3e9, 1e-6 * 3e9);
   ASSERT_EQ(machine.node_sharing.count(2), 1U);
   EXPECT_NEAR(machine.node_sharing.at(2), 1.25, 1e-6);
   ASSERT_EQ(machine.exchange_call_us.count("halo"), 1U);
