@@ -104,6 +104,7 @@ struct Variant {
   std::string direction;
   std::size_t bytes = 0;
   std::function<void()> run;
+  std::shared_ptr<const HaloPlan> plan;  ///< the plan it times, where it has one
 };
 
 struct Result {
@@ -267,7 +268,7 @@ void add_variants(Communicator& comm, const HaloOptions& options, const Case& sh
                           if (touch) read_halo(data, left, own, right, row_bytes);
                         }});
     variants.push_back({name + suffix, "adjoint", plan->bytes_sent(),
-                        [plan = plan.get(), data, stream] { plan->start_adjoint(data, stream).wait(); }});
+                        [plan = plan.get(), data, stream] { plan->start_adjoint(data, stream).wait(); }, plan});
   }
 }
 
@@ -309,6 +310,11 @@ std::vector<Result> measure(const std::vector<Communicator*>& comms, const HaloO
   std::vector<Result> results;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     results.push_back({variants[v].strategy, variants[v].direction, seq, variants[v].bytes, seconds[v] * 1e6});
+    // rma picks its path per start: say which one the timed starts took.
+    const auto& plan = variants[v].plan;
+    if (plan && plan->strategy() == HaloStrategy::rma && comm.rank() == 0) {
+      fmt::print("# seq {}, {}: {}\n", seq, variants[v].strategy, plan->describe());
+    }
   }
   return results;
 }

@@ -11,6 +11,7 @@
 #include "collective_engine.hpp"
 #include "halo_ipc.hpp"
 #include "halo_layout.hpp"
+#include "halo_description.hpp"
 #include "halo_rma.hpp"
 #include "internal_p2p.hpp"
 #include "meshcomm/communicator.hpp"
@@ -125,6 +126,19 @@ class HaloPlanImpl {
   [[nodiscard]] std::size_t own_first_row() const noexcept { return own_first_; }
   [[nodiscard]] std::size_t bytes_sent() const noexcept { return forward_.out_bytes; }
   [[nodiscard]] HaloStrategy strategy() const noexcept { return strategy_; }
+  [[nodiscard]] std::string describe() const {
+    return describe_halo_plan({.strategy = strategy_,
+                               .backend = comm_.backend().kind(),
+                               .memory = format_.memory,
+                               .through_ipc = through_ipc_,
+                               .ranks = comm_.size(),
+                               .rank = comm_.rank(),
+                               .send_peers = forward_.out.size(),
+                               .receive_peers = forward_.in.size(),
+                               .bytes_sent = forward_.out_bytes,
+                               .bytes_received = forward_.in_bytes},
+                              rma_paths_);
+  }
 
  private:
   void prepare(Direction& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in,
@@ -220,6 +234,7 @@ class HaloPlanImpl {
     const std::size_t extended_bytes = extended_rows_ * format_.stride_bytes;
     const auto offered = adjoint ? comm_.shared_memory().locate(base, extended_bytes) : std::nullopt;
     std::vector<RmaOutgoing> out;
+    bool any_offered = false;
     for (std::size_t i = 0; i < direction.out.size(); ++i) {
       const auto& message = *direction.out[i];
       const bool from_rows = dense(message) && !message.rows.empty();
@@ -229,10 +244,16 @@ class HaloPlanImpl {
       if (offered && from_rows && comm_.backend().shares_memory_with(message.peer)) {
         outgoing.pull_handle = offered->handle;
         outgoing.pull_offset = offered->offset + message.rows.front() * format_.stride_bytes;
+        any_offered = true;
       }
       out.push_back(std::move(outgoing));
     }
     const auto mapped = adjoint ? std::nullopt : comm_.shared_memory().locate(base, extended_bytes);
+    if (adjoint) {
+      (any_offered ? rma_paths_.adjoint_offered : rma_paths_.adjoint_put) += 1;
+    } else {
+      (mapped ? rma_paths_.forward_into_rows : rma_paths_.forward_through_inbox) += 1;
+    }
     auto inbox = take_inbox(adjoint);
     std::vector<RmaIncoming> in;
     for (std::size_t i = 0; i < direction.in.size(); ++i) {
@@ -441,6 +462,7 @@ class HaloPlanImpl {
   // rma: inboxes no exchange uses now, per direction.
   std::mutex inbox_mutex_;
   std::vector<std::shared_ptr<SharedSegment>> idle_inboxes_[2];
+  RmaPathCounts rma_paths_;  // which way the rma starts moved their rows, for describe()
   // CUDA memory on mpi: messages not read straight into rows, per direction, and the transport
   // (declared last, so it is destroyed first: it waits for the device work on both).
   std::shared_ptr<std::byte[]> ipc_received_[2];
@@ -599,6 +621,7 @@ std::size_t HaloPlan::extended_rows() const noexcept { return impl_->extended_ro
 std::size_t HaloPlan::own_first_row() const noexcept { return impl_->own_first_row(); }
 std::size_t HaloPlan::bytes_sent() const noexcept { return impl_->bytes_sent(); }
 HaloStrategy HaloPlan::strategy() const noexcept { return impl_->strategy(); }
+std::string HaloPlan::describe() const { return impl_->describe(); }
 Work HaloPlan::start(void* extended, StreamRef stream) { return impl_->start(extended, false, stream); }
 Work HaloPlan::start_adjoint(void* extended_gradient, StreamRef stream) {
   return impl_->start(extended_gradient, true, stream);

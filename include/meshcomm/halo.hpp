@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -102,6 +103,11 @@ class MESHCOMM_API HaloPlan {
   [[nodiscard]] std::size_t bytes_sent() const noexcept;
   /// The strategy in use.
   [[nodiscard]] HaloStrategy strategy() const noexcept;
+  /// This rank's side of the plan in words: strategy, backend, memory, peers and bytes per start;
+  /// for rma also which way its starts have moved their rows so far (straight into a buffer from
+  /// Communicator::allocate_shared, or through the plan's mapped inbox for any other buffer, and
+  /// in the adjoint offered to same-host owners or put), so a slower path is never silent.
+  [[nodiscard]] std::string describe() const;
 
   /// Forward: fills the halo rows of `extended` from the rows their owners hold. On CUDA memory
   /// the exchange starts after `stream`'s earlier work (which wrote the own rows). On inproc its

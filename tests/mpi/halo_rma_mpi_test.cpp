@@ -1,10 +1,12 @@
 // Strategy rma: rows put straight into extended buffers from allocate_shared, exchange after
 // exchange, never over rows a rank has not finished reading; other backends refuse it by name.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <numeric>
+#include <string>
 #include <thread>
 
 #include "harness/mpi_world.hpp"
@@ -124,6 +126,32 @@ TEST(MpiHaloRma, AdjointIntoSharedBuffersAddsEveryGradientOnce) {
   }
 }
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(MpiHaloRma, DescribeSaysWhichWayEachStartMovedItsRows) {
+  auto& comm = mpi_world();
+  if (comm.backend() != BackendKind::ucx) GTEST_SKIP() << "strategy rma runs on the ucx backend";
+  const auto shards = shards_of(comm);
+  auto plan = HaloPlan::create(comm, {.shard_rows = shards.rows, .left = 2, .right = 1, .row_elements = kElements,
+                                      .periodic = true, .strategy = HaloStrategy::rma});
+  auto shared = comm.allocate_shared(plan.extended_rows() * kElements * sizeof(float));
+  std::vector<float> plain(plan.extended_rows() * kElements);
+  fill_own(shared.as<float>(), plan, shards, comm.rank(), 1);
+  plan.start(shared.data()).wait();
+  fill_own(plain, plan, shards, comm.rank(), 2);
+  plan.start(plain.data()).wait();
+  EXPECT_EQ(wrong_halo(plain, plan, shards, 2), 0);  // the inbox path is exact too
+  plan.start_adjoint(shared.data()).wait();
+  plan.start_adjoint(plain.data()).wait();
+  const std::string text = plan.describe();
+  EXPECT_TRUE(contains(text, "strategy rma on the ucx backend")) << text;
+  EXPECT_TRUE(contains(text, "forward starts so far: 1 with the halo rows put straight")) << text;
+  EXPECT_TRUE(contains(text, "1 through the plan's mapped inbox")) << text;
+  EXPECT_TRUE(contains(text, "a buffer not from allocate_shared")) << text;
+  EXPECT_TRUE(contains(text, "adjoint starts so far: 1 with the gradients offered")) << text;
+  EXPECT_TRUE(contains(text, "1 with them put into the owners' inboxes")) << text;
+}
+
 TEST(MpiHaloRma, OtherBackendsRefuseItByName) {
   auto& comm = mpi_world();
   if (comm.backend() == BackendKind::ucx) GTEST_SKIP() << "the ucx backend runs strategy rma";
@@ -136,6 +164,20 @@ TEST(MpiHaloRma, OtherBackendsRefuseItByName) {
     EXPECT_NE(std::string(error.what()).find("ucx backend"), std::string::npos) << error.what();
   }
   comm.barrier();  // still usable
+}
+
+TEST(MpiHaloRma, DescribeNamesStrategyBackendPeersAndBytes) {
+  auto& comm = mpi_world();
+  const auto plan = HaloPlan::create(comm, {.shard_rows = std::vector<std::size_t>(comm.size(), 4), .left = 1,
+                                            .row_elements = kElements, .strategy = HaloStrategy::p2p});
+  const std::string text = plan.describe();
+  EXPECT_TRUE(contains(text, fmt::format("rank {} of {}: strategy p2p on the {} backend", comm.rank(), comm.size(),
+                                         to_string(comm.backend()))))
+      << text;
+  // Not periodic: the last rank sends to no one, the others one row to the right neighbour.
+  const bool last = comm.rank() + 1 == comm.size();
+  EXPECT_TRUE(contains(text, fmt::format("sends to {} peer(s), {} B", last ? 0 : 1, last ? 0 : kElements * 4))) << text;
+  EXPECT_FALSE(contains(text, "starts so far")) << text;  // only rma chooses a path per start
 }
 
 }  // namespace
