@@ -3,11 +3,13 @@
 # trainer has) and against gloo, at 2 processes: ROUNDS rounds, each running the C++ perftest of
 # every operation and then torch_collectives_perf.py, so that both see the same machine state;
 # the table shows medians and torch / C++ (1.00 = no cost from the plugin).
-#   perftests/compare_torch.sh [SIZES=1M,4M,16M,64M] [ROUNDS=3]
+#   perftests/compare_torch.sh [SIZES=1M,4M,16M,64M] [ROUNDS=3] [ITERS=50]
+# Both sides time ITERS calls after 5 untimed ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${1:-1M,4M,16M,64M}
 rounds=${2:-3}
+iters=${3:-50}
 source tools/mpi_environment.sh
 export PYTHONPATH=$PWD/build/python
 out=$(mktemp -d)
@@ -17,9 +19,9 @@ last=${sizes##*,}
 for ((round = 0; round < rounds; ++round)); do
   for perftest in all_reduce all_gather reduce_scatter alltoall broadcast; do
     mpirun -np 2 "build/perftests/${perftest}_perf" --backend ucx --buffers user --baseline none \
-      -b "$first" -e "$last" -f 4 -n 10 --json "$out/cpp_${perftest}_$round.json" >/dev/null
+      -b "$first" -e "$last" -f 4 -n "$iters" -w 5 --json "$out/cpp_${perftest}_$round.json" >/dev/null
   done
-  mpirun -np 2 /usr/bin/python3 perftests/torch_collectives_perf.py --sizes "$sizes" --rounds 1 \
+  mpirun -np 2 /usr/bin/python3 perftests/torch_collectives_perf.py --sizes "$sizes" --rounds 1 --iters "$iters" --warmup 5 \
     --json "$out/torch_$round.json" >/dev/null 2>&1
 done
 /usr/bin/python3 - "$out" "$rounds" <<'PY'

@@ -75,6 +75,7 @@ def main():
     parser.add_argument("--sizes", default="1M,4M,16M,64M")
     parser.add_argument("--ops", default=",".join(OPERATIONS))
     parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls of each backend first")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -89,7 +90,8 @@ def main():
         for size in (parse_size(text) for text in args.sizes.split(",")):
             tensors = tensors_for(operation, size, world)
             for group in (None, gloo):  # warm up both
-                call(operation, group, tensors)
+                for _ in range(args.warmup):
+                    call(operation, group, tensors)
             times = {"meshcomm": [], "gloo": []}
             for _ in range(args.rounds):
                 times["meshcomm"].append(timed(operation, None, tensors, args.iters, gloo))

@@ -30,94 +30,58 @@ std::vector<std::size_t> offsets_of(const std::vector<std::size_t>& counts) {
 ProcessGroupMeshcomm::ProcessGroupMeshcomm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                            std::chrono::milliseconds timeout)
     : c10d::ProcessGroup(rank, size),
-      bootstrap_(std::make_unique<StoreBootstrap>(store, rank, size, timeout)),
-      timeout_(timeout) {
-  comm_ = std::make_unique<Communicator>(Communicator::create(*bootstrap_, {.timeout = timeout}));
+      bootstrap_(std::make_unique<StoreBootstrap>(store, rank, size, timeout)) {
+  queue_ = std::make_shared<CallQueue>(
+      std::make_unique<Communicator>(Communicator::create(*bootstrap_, {.timeout = timeout})), timeout);
   worker_ = std::thread([this] { serve(); });
 }
 
 ProcessGroupMeshcomm::~ProcessGroupMeshcomm() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  queued_.notify_all();
+  stopping_ = true;
+  queue_->wake();
   worker_.join();
-}
-
-bool ProcessGroupMeshcomm::poll(Call& call) {
-  std::exception_ptr error;
-  try {
-    bool done = call.operation.test();
-    if (!done && std::chrono::steady_clock::now() >= call.deadline) {
-      // Past the communicator's timeout: meshcomm's own wait names the operation and the peer.
-      call.operation.wait(std::chrono::milliseconds{1});
-      done = true;
-    }
-    if (!done) return false;
-    if (call.finish) call.finish();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  call.work->complete(error);
-  return true;
 }
 
 void ProcessGroupMeshcomm::serve() {
   // Sleeps of a few microseconds mean what they say (Linux's default slack is 50 µs).
   (void)prctl(PR_SET_TIMERSLACK, 1000UL);
-  std::deque<Call> started;
-  unsigned idle_polls = 0;
+  // Neither the worker nor a waiting caller wakes the other: a call is started by its caller, a
+  // waiting caller drives the queue itself, and the worker looks in now and then for calls that
+  // nobody waits on. Only once idle for a while does the worker park until the next call.
+  constexpr auto kLookIn = std::chrono::microseconds{200};
+  constexpr auto kWhileWaitedOn = std::chrono::microseconds{1000};
+  constexpr int kIdleLooksBeforeParking = 50;
+  const auto stop = [this] { return stopping_.load(); };
+  PollBackoff backoff;
+  int idle_looks = 0;
   while (true) {
-    std::deque<Call> arrived;
-    {
-      std::unique_lock lock(mutex_);
-      if (started.empty()) queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_ && queue_.empty() && started.empty()) return;
-      arrived.swap(queue_);
-    }
-    bool progressed = !arrived.empty();
-    for (auto& call : arrived) {
-      try {
-        call.operation = call.start(*comm_);
-        call.deadline = std::chrono::steady_clock::now() + timeout_;
-        started.push_back(std::move(call));
-      } catch (...) {
-        call.work->complete(std::current_exception());
-      }
-    }
-    for (auto call = started.begin(); call != started.end();) {
-      if (poll(*call)) {
-        call = started.erase(call);
-        progressed = true;
-      } else {
-        ++call;
-      }
-    }
-    // While calls wait on peers: poll at once, then yield the core for a while, then nap 1, 2, 4
-    // ... 20 µs (leaving the cores to the peers and the backend's progress), waking at once for a
-    // new call.
-    idle_polls = progressed ? 0 : idle_polls + 1;
-    if (started.empty() || idle_polls < 64) continue;
-    if (idle_polls < 512) {
-      std::this_thread::yield();
+    if (queue_->someone_waits()) {  // a waiting thread drives the queue itself
+      queue_->sleep(kWhileWaitedOn, stop);
       continue;
     }
-    const auto nap = std::chrono::microseconds{std::min(20U, 1U << std::min(idle_polls - 512, 5U))};
-    std::unique_lock lock(mutex_);
-    queued_.wait_for(lock, nap, [&] { return stopping_ || !queue_.empty(); });
+    const bool progressed = queue_->drive();
+    if (queue_->busy()) {
+      idle_looks = 0;
+      const auto nap = backoff.after(progressed);
+      if (nap.count() > 0) queue_->sleep(nap, stop);
+      continue;
+    }
+    if (stop()) return;
+    if (++idle_looks < kIdleLooksBeforeParking) {
+      queue_->sleep(kLookIn, stop);
+      continue;
+    }
+    queue_->set_parked(true);
+    queue_->sleep(std::chrono::microseconds{0}, [this] { return stopping_.load() || queue_->has_calls_locked(); });
+    queue_->set_parked(false);
+    idle_looks = 0;
   }
 }
 
 c10::intrusive_ptr<TorchWork> ProcessGroupMeshcomm::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                                             Start start, Finish finish) {
-  auto work = c10::make_intrusive<TorchWork>(getRank(), type, std::move(outputs));
-  {
-    std::lock_guard lock(mutex_);
-    queue_.push_back({.work = work, .start = std::move(start), .finish = std::move(finish), .operation = {},
-                      .deadline = {}});
-  }
-  queued_.notify_one();
+  auto work = c10::make_intrusive<TorchWork>(getRank(), type, std::move(outputs), queue_);
+  queue_->submit(work, std::move(start), std::move(finish));
   return work;
 }
 

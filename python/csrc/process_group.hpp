@@ -2,21 +2,19 @@
 
 // The torch.distributed backend "meshcomm": a c10d::ProcessGroup that owns a meshcomm
 // Communicator made through the group's store. Calls are checked and their buffers taken at once
-// (a wrong call fails where it is made); a worker thread then starts them in call order and
-// polls every started one, so the communicator is driven by one thread as meshcomm requires, a
-// receive never holds back a later send, and each call's Work and future complete as soon as
+// (a wrong call fails where it is made), then go through the group's CallQueue: started in call
+// order by the caller itself, polled by whoever waits on one and otherwise by a worker thread, so
+// a receive never holds back a later send, and each call's Work and future complete as soon as
 // its operation does (or fails, at the communicator's timeout, with meshcomm's message).
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include <condition_variable>
-#include <deque>
-#include <functional>
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "call_queue.hpp"
 #include "meshcomm/communicator.hpp"
 #include "store_bootstrap.hpp"
 #include "torch_work.hpp"
@@ -63,38 +61,23 @@ class ProcessGroupMeshcomm final : public c10d::ProcessGroup {
                                           const c10d::AllToAllOptions& opts) override;
 
   /// The communicator, for meshcomm's own ops keyed by this group (halo exchange).
-  [[nodiscard]] Communicator& communicator() noexcept { return *comm_; }
+  [[nodiscard]] Communicator& communicator() noexcept { return queue_->communicator(); }
 
-  /// Starts a meshcomm operation on the communicator (on the worker thread).
-  using Start = std::function<Work(Communicator&)>;
-  /// Runs on the worker once the operation completed (copies results out).
-  using Finish = std::function<void()>;
+  using Start = CallQueue::Start;
+  using Finish = CallQueue::Finish;
 
-  /// Queues `start` behind every earlier call; the Work completes once its operation has, and
-  /// `finish` ran.
+  /// Queues `start` behind every earlier call (and starts it, unless another thread is driving
+  /// the queue); the Work completes once its operation has, and `finish` ran.
   c10::intrusive_ptr<TorchWork> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Start start,
                                         Finish finish = {});
 
  private:
-  /// A call that was queued, and once started, its operation.
-  struct Call {
-    c10::intrusive_ptr<TorchWork> work;
-    Start start;
-    Finish finish;
-    Work operation;
-    std::chrono::steady_clock::time_point deadline;
-  };
+  /// The worker: drives the queue while calls are under way and nobody waits on one.
   void serve();
-  /// Tests `call`'s operation; true once the call is over (completed or failed).
-  bool poll(Call& call);
 
   std::unique_ptr<StoreBootstrap> bootstrap_;
-  std::unique_ptr<Communicator> comm_;
-  std::mutex mutex_;
-  std::condition_variable queued_;
-  std::deque<Call> queue_;
-  std::chrono::milliseconds timeout_;
-  bool stopping_ = false;
+  std::shared_ptr<CallQueue> queue_;
+  std::atomic<bool> stopping_{false};
   std::thread worker_;
 };
 

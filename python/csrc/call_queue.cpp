@@ -1,0 +1,115 @@
+#include "call_queue.hpp"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace meshcomm::torch_plugin {
+
+std::chrono::microseconds PollBackoff::after(bool progressed) {
+  idle_polls_ = progressed ? 0 : idle_polls_ + 1;
+  if (idle_polls_ < 64) return std::chrono::microseconds{0};
+  if (idle_polls_ < 512) {
+    std::this_thread::yield();
+    return std::chrono::microseconds{0};
+  }
+  return std::chrono::microseconds{std::min(20U, 1U << std::min(idle_polls_ - 512, 5U))};
+}
+
+FineTimerSlack::~FineTimerSlack() {
+  if (saved_ >= 0) (void)prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(saved_));
+}
+
+void FineTimerSlack::use() {
+  if (saved_ >= 0) return;
+  const int slack = prctl(PR_GET_TIMERSLACK);
+  if (slack < 0) return;
+  saved_ = slack;
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL);
+}
+
+CallQueue::CallQueue(std::unique_ptr<Communicator> comm, std::chrono::milliseconds timeout)
+    : comm_(std::move(comm)), timeout_(timeout) {}
+
+void CallQueue::submit(c10::intrusive_ptr<TorchWork> work, Start start, Finish finish) {
+  {
+    std::lock_guard lock(mutex_);
+    calls_.push_back({.work = std::move(work), .start = std::move(start), .finish = std::move(finish)});
+  }
+  (void)drive();
+  if (parked_.load()) wake();  // otherwise the worker looks in within its nap
+}
+
+bool CallQueue::poll(Call& call, std::exception_ptr& error) {
+  try {
+    bool done = call.operation.test();
+    if (!done && std::chrono::steady_clock::now() >= call.deadline) {
+      // Past the communicator's timeout: meshcomm's own wait names the operation and the peer.
+      call.operation.wait(std::chrono::milliseconds{1});
+      done = true;
+    }
+    if (!done) return false;
+    if (call.finish) call.finish();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  return true;
+}
+
+bool CallQueue::drive() {
+  std::vector<std::pair<c10::intrusive_ptr<TorchWork>, std::exception_ptr>> ended;
+  bool started = false;
+  {
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;  // another thread drives: it moves these calls too
+    for (auto call = calls_.begin(); call != calls_.end();) {
+      std::exception_ptr error;
+      bool over = false;
+      if (!call->started) {
+        try {
+          call->operation = call->start(*comm_);
+          call->started = true;
+          call->deadline = std::chrono::steady_clock::now() + timeout_;
+          started = true;
+        } catch (...) {
+          error = std::current_exception();
+          over = true;
+        }
+      }
+      if (call->started) over = poll(*call, error);
+      if (over) {
+        ended.emplace_back(std::move(call->work), error);
+        call = calls_.erase(call);
+      } else {
+        ++call;
+      }
+    }
+  }
+  for (auto& [work, error] : ended) work->complete(error);
+  return started || !ended.empty();
+}
+
+bool CallQueue::busy() {
+  std::lock_guard lock(mutex_);
+  return !calls_.empty();
+}
+
+void CallQueue::sleep(std::chrono::microseconds nap, const std::function<bool()>& ready) {
+  std::unique_lock lock(mutex_);
+  if (nap.count() == 0) {
+    submitted_.wait(lock, ready);
+  } else {
+    submitted_.wait_for(lock, nap, ready);
+  }
+}
+
+void CallQueue::wake() {
+  // Through the lock: a thread that found its condition false under it is waiting by now.
+  { const std::lock_guard lock(mutex_); }
+  submitted_.notify_all();
+}
+
+}  // namespace meshcomm::torch_plugin
