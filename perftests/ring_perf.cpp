@@ -121,7 +121,7 @@ RoundTimes measure_host(Communicator& comm, const RingOptions& options,
   // Both, overlapped: the real ring forward.
   layers::RingAttentionTimes ring_times;
   int ring_runs = 0;
-  layers::RingAttention ring(comm, shape);
+  layers::RingAttention<float> ring(comm, shape);
   auto overlapped_ring = [&] {
     ring.forward(q.data(), k.data(), v.data(), positions.data(), out.data(), lse.data(), &ring_times);
     ++ring_runs;

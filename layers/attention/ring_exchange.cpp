@@ -42,7 +42,7 @@ class RingExchange final : public SequenceAttention {
     return rows() * sizeof(std::int64_t) + 2 * rows() * spec_.heads * spec_.head_dim * sizeof(float);
   }
 
-  RingAttention ring_;
+  RingAttention<float> ring_;
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
 // torch.ops.meshcomm.ring_attention(q, k, v, group, causal, layout) -> (out, lse): RingAttention
 // over the ranks of `group` (layers/attention/ring_attention), this rank holding the rows of
-// `layout` ("contiguous" or "zigzag") as float32 [rows, heads, head_dim]. Registered for CPU, Meta
-// and Autograd: the backward sends each block's dK and dV around the ring back to its owner.
+// `layout` ("contiguous" or "zigzag") as float32 or float64 [rows, heads, head_dim]. Registered for
+// CPU, Meta and Autograd: the backward sends each block's dK and dV around the ring back to its
+// owner.
 
+#include <ATen/Dispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
@@ -32,28 +34,34 @@ layers::SequenceLayout layout_named(const std::string& name) {
 }
 
 void check_block(const at::Tensor& tensor, const char* name, const at::Tensor& q) {
-  if (tensor.scalar_type() != at::kFloat || !tensor.device().is_cpu() || tensor.dim() != 3) {
-    throw invalid_call("ring_attention", fmt::format("{} must be a float32 CPU tensor [rows, heads, head_dim]; it is {} {} with {} dims",
-                              name, c10::toString(tensor.scalar_type()), tensor.device().str(), tensor.dim()));
+  const bool floating = tensor.scalar_type() == at::kFloat || tensor.scalar_type() == at::kDouble;
+  if (!floating || !tensor.device().is_cpu() || tensor.dim() != 3) {
+    throw invalid_call("ring_attention",
+                       fmt::format("{} must be a float32 or float64 CPU tensor [rows, heads, head_dim]; it is {} {} "
+                                   "with {} dims",
+                                   name, c10::toString(tensor.scalar_type()), tensor.device().str(), tensor.dim()));
   }
-  if (tensor.sizes() != q.sizes()) {
-    throw invalid_call("ring_attention", fmt::format("{} has shape {} but q has {}; they must match", name, c10::str(tensor.sizes()),
-                              c10::str(q.sizes())));
+  if (tensor.sizes() != q.sizes() || tensor.scalar_type() != q.scalar_type()) {
+    throw invalid_call("ring_attention", fmt::format("{} is {} {} but q is {} {}; they must match", name,
+                                                     c10::toString(tensor.scalar_type()), c10::str(tensor.sizes()),
+                                                     c10::toString(q.scalar_type()), c10::str(q.sizes())));
   }
 }
 
-/// This rank's rows' global positions and the group's RingAttention for the shape (made on the
-/// group's worker the first time).
+/// This rank's rows' global positions and the group's RingAttention for the shape and element
+/// type (made the first time).
+template <class T>
 struct Ring {
   c10::intrusive_ptr<ProcessGroupMeshcomm> group;
-  layers::RingAttention* attention = nullptr;
+  layers::RingAttention<T>* attention = nullptr;
   std::vector<std::int64_t> positions;
 };
 
-Ring ring_for(const std::string& name, const at::Tensor& q, bool causal, const std::string& layout) {
+template <class T>
+Ring<T> ring_for(const std::string& name, const at::Tensor& q, bool causal, const std::string& layout) {
   static std::mutex mutex;
-  static std::map<RingKey, std::unique_ptr<layers::RingAttention>> rings;
-  Ring ring{.group = group_named(name, "ring_attention")};
+  static std::map<RingKey, std::unique_ptr<layers::RingAttention<T>>> rings;
+  Ring<T> ring{.group = group_named(name, "ring_attention")};
   const auto rows = q.size(0);
   const int ranks = ring.group->getSize();
   ring.positions = layers::layout_positions(layout_named(layout), static_cast<std::size_t>(rows * ranks), ranks,
@@ -66,7 +74,7 @@ Ring ring_for(const std::string& name, const at::Tensor& q, bool causal, const s
                                            .head_dim = static_cast<std::size_t>(q.size(2)),
                                            .causal = causal};
     ring.group->enqueue(c10d::OpType::UNKNOWN, {}, [&](Communicator& comm) {
-      attention = std::make_unique<layers::RingAttention>(comm, shape);
+      attention = std::make_unique<layers::RingAttention<T>>(comm, shape);
       return Work();
     })->wait(std::chrono::milliseconds{0});
   }
@@ -83,12 +91,14 @@ std::tuple<at::Tensor, at::Tensor> ring_attention_cpu(const at::Tensor& q_in, co
   const auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
   auto out = at::empty_like(q);
   auto lse = at::empty({q.size(0), q.size(1)}, q.options());
-  auto ring = ring_for(group, q, causal, layout);
-  ring.group->enqueue(c10d::OpType::UNKNOWN, {}, [&](Communicator&) {
-    ring.attention->forward(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), ring.positions.data(),
-                            out.data_ptr<float>(), lse.data_ptr<float>());
-    return Work();
-  })->wait(std::chrono::milliseconds{0});
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "ring_attention", [&] {
+    auto ring = ring_for<scalar_t>(group, q, causal, layout);
+    ring.group->enqueue(c10d::OpType::UNKNOWN, {}, [&](Communicator&) {
+      ring.attention->forward(q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(),
+                              ring.positions.data(), out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>());
+      return Work();
+    })->wait(std::chrono::milliseconds{0});
+  });
   return {out, lse};
 }
 
@@ -128,14 +138,18 @@ class RingAttentionFunction : public torch::autograd::Function<RingAttentionFunc
     const auto& lse = saved[4];
     const auto d_out = gradients[0].defined() ? gradients[0].contiguous() : at::zeros_like(out);
     auto d_q = at::empty_like(q), d_k = at::empty_like(k), d_v = at::empty_like(v);
-    auto ring = ring_for(context->saved_data["group"].toStringRef(), q, context->saved_data["causal"].toBool(),
-                         context->saved_data["layout"].toStringRef());
-    ring.group->enqueue(c10d::OpType::UNKNOWN, {}, [&](Communicator&) {
-      ring.attention->backward(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), ring.positions.data(),
-                               out.data_ptr<float>(), lse.data_ptr<float>(), d_out.data_ptr<float>(),
-                               d_q.data_ptr<float>(), d_k.data_ptr<float>(), d_v.data_ptr<float>());
-      return Work();
-    })->wait(std::chrono::milliseconds{0});
+    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "ring_attention_backward", [&] {
+      auto& saved = context->saved_data;
+      auto ring = ring_for<scalar_t>(saved["group"].toStringRef(), q, saved["causal"].toBool(),
+                                     saved["layout"].toStringRef());
+      ring.group->enqueue(c10d::OpType::UNKNOWN, {}, [&](Communicator&) {
+        ring.attention->backward(q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(),
+                                 ring.positions.data(), out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(),
+                                 d_out.data_ptr<scalar_t>(), d_q.data_ptr<scalar_t>(), d_k.data_ptr<scalar_t>(),
+                                 d_v.data_ptr<scalar_t>());
+        return Work();
+      })->wait(std::chrono::milliseconds{0});
+    });
     return {d_q, d_k, d_v, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

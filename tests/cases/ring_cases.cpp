@@ -50,7 +50,7 @@ void run_host_ring_attention(Communicator& comm, RingAttentionCase& problem) {
 void run_host_ring_attention_twice(Communicator& comm, RingAttentionCase& problem) {
   const auto& shape = problem.shape;
   std::vector<float> lse(shape.rows * shape.heads);
-  layers::RingAttention ring(comm, shape);
+  layers::RingAttention<float> ring(comm, shape);
   for (int run = 0; run < 2; ++run) {
     ring.forward(problem.queries.data(), problem.keys.data(), problem.values.data(), problem.positions.data(),
                  problem.out.data(), lse.data());

@@ -174,6 +174,45 @@ def halo_reference(full, rank, shard, left, right, periodic):
     return torch.stack(parts)
 
 
+class Replicated(torch.autograd.Function):
+    """Identity on a tensor every rank holds whole; its gradient is the sum of every rank's."""
+
+    @staticmethod
+    def forward(context, tensor, group):
+        context.group = group
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(context, gradient):
+        total = gradient.clone()
+        dist.all_reduce(total, group=context.group)
+        return total, None
+
+
+class Gathered(torch.autograd.Function):
+    """Every rank's shard, concatenated in rank order; each rank keeps its own shard's gradient."""
+
+    @staticmethod
+    def forward(context, shard, group):
+        context.rank, context.size = dist.get_rank(group), dist.get_world_size(group)
+        parts = [torch.empty_like(shard) for _ in range(context.size)]
+        dist.all_gather(parts, shard.contiguous(), group=group)
+        return torch.cat(parts)
+
+    @staticmethod
+    def backward(context, gradient):
+        return gradient.chunk(context.size)[context.rank].contiguous(), None
+
+
+def distributed_gradcheck(sharded_op, inputs, gloo):
+    """gradcheck of a sharded op as the function of whole tensors that every rank computes alike:
+    each rank perturbs the same element at the same time, runs its shard, and sees every rank's
+    output (gathered through gloo, which is not under test)."""
+    def whole(*tensors):
+        return Gathered.apply(sharded_op(*(Replicated.apply(t, gloo) for t in tensors)), gloo)
+    return torch.autograd.gradcheck(whole, inputs)
+
+
 def case_halo(rank, size):
     shard, left, right, width = 5, 3, 2, 4
     torch.manual_seed(1)
@@ -212,10 +251,14 @@ def case_halo(rank, size):
         x2 = full[rank * shard:(rank + 1) * shard].t().contiguous()
         y2 = mt.halo_exchange(x2, None, left, right, dim=1, periodic=periodic)
         same(y2, halo_reference(full, rank, shard, left, right, periodic).t(), f"halo dim=1 periodic={periodic}")
-    # gradcheck in float64 on a group of this rank alone (periodic: the halo wraps onto itself).
-    alone = [dist.new_group([other], backend=mt.BACKEND) for other in range(size)][rank]
-    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: mt.halo_exchange(t, alone, 2, 1, 0, True), (x,))
+    # gradcheck in float64 over every rank, with a halo wider than a neighbour's shard.
+    gloo = dist.new_group(backend="gloo")
+    shard, left, right = 2, 3, 1
+    whole = torch.randn(shard * size, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
+    for periodic in (False, True):
+        def sharded(x, periodic=periodic):
+            return mt.halo_exchange(x[rank * shard:(rank + 1) * shard], None, left, right, 0, periodic)
+        assert distributed_gradcheck(sharded, (whole.clone().requires_grad_(True),), gloo), f"periodic={periodic}"
 
 
 def layout_positions(layout, sequence, ranks, rank):
@@ -267,6 +310,19 @@ def case_ring(rank, size):
             for name, mine, theirs in (("q", q, reference[0]), ("k", k, reference[1]), ("v", v, reference[2])):
                 error = (mine.grad.double() - theirs.grad[rows]).abs().max().item()
                 assert error <= gradient_bound, f"ring_attention {layout} causal={causal}: d{name} off by {error}"
+    # gradcheck in float64 over every rank: dQ, dK and dV, with dK and dV back around the ring.
+    gloo = dist.new_group(backend="gloo")
+    sequence, heads, dim = 2 * size, 1, 2
+    generator = torch.Generator().manual_seed(9)
+    whole = [torch.randn(sequence, heads, dim, dtype=torch.float64, generator=generator) for _ in range(3)]
+    for layout in ("zigzag", "contiguous"):
+        for causal in (True, False):
+            rows = layout_positions(layout, sequence, size, rank)
+
+            def sharded(q, k, v, layout=layout, causal=causal, rows=rows):
+                return mt.ring_attention(q[rows], k[rows], v[rows], None, causal=causal, layout=layout)
+            inputs = tuple(t.clone().requires_grad_(True) for t in whole)
+            assert distributed_gradcheck(sharded, inputs, gloo), f"ring_attention {layout} causal={causal}"
 
 
 def case_timeout(rank, size):

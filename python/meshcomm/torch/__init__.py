@@ -92,8 +92,8 @@ def halo_exchange_(extended, group=None, left=0, right=0, periodic=False, strate
 
 
 def ring_attention(q, k, v, group=None, causal=True, layout="zigzag"):
-    """RingAttention over ``group``: ``q``, ``k``, ``v`` are this rank's rows, float32 [rows, heads,
-    head_dim], in ``layout``'s order ("zigzag": rank r holds chunks r and 2P-1-r of 2P, which
+    """RingAttention over ``group``: ``q``, ``k``, ``v`` are this rank's rows, float32 or float64
+    [rows, heads, head_dim], in ``layout``'s order ("zigzag": rank r holds chunks r and 2P-1-r of 2P, which
     balances causal work; "contiguous"). Returns the attention output for this rank's queries.
     Differentiable: the backward sends each block's key and value gradients around the ring home."""
     out, _ = torch.ops.meshcomm.ring_attention(q, k, v, group_name(group), causal, layout)
