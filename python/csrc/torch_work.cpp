@@ -22,7 +22,7 @@ bool TorchWork::wait(std::chrono::milliseconds timeout) {
     const CallQueue::Waiter waiter(*queue);
     PollBackoff backoff;
     FineTimerSlack slack;
-    while (!isCompleted() && std::chrono::steady_clock::now() < deadline) {
+    while (!c10d::Work::isCompleted() && std::chrono::steady_clock::now() < deadline) {
       const auto nap = backoff.after(queue->drive());
       if (nap.count() == 0) continue;
       slack.use();
@@ -44,6 +44,11 @@ bool TorchWork::wait(std::chrono::milliseconds timeout) {
     if (exception_) std::rethrow_exception(exception_);
   }
   return true;
+}
+
+bool TorchWork::isCompleted() {
+  if (const auto queue = queue_.lock()) (void)queue->drive();
+  return c10d::Work::isCompleted();
 }
 
 void TorchWork::complete(std::exception_ptr error) {

@@ -24,6 +24,9 @@ class TorchWork final : public c10d::Work {
   /// Drives the queue until the call completed or `timeout` (zero: no bound beyond the call's
   /// own, which is the communicator's) passed; rethrows meshcomm's error of a failed call.
   bool wait(std::chrono::milliseconds timeout) override;
+  /// Drives the queue once (like MPI_Test), then says whether the call is over; never blocks on
+  /// a peer.
+  bool isCompleted() override;
   std::vector<at::Tensor> result() override { return outputs_; }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
