@@ -13,6 +13,9 @@ void check_ring_exchange(Communicator& comm);
 void check_out_of_order_tags(Communicator& comm);
 /// Messages with one tag between one pair arrive in the order they were sent.
 void check_same_tag_order(Communicator& comm);
+/// Large messages (on ucx they go by descriptor) one way, in bursts of one tag whose receives
+/// come late, and as a ping-pong, between ranks 0 and 1: each arrives whole and in order.
+void check_one_way_large_messages(Communicator& comm);
 /// Zero-byte messages, with and without a pointer, complete on both sides.
 void check_zero_size_messages(Communicator& comm);
 /// Split by parity with reversed keys: sizes, order, root ranks, and messaging inside.
