@@ -67,8 +67,8 @@ void check_same_tag_order(Communicator& comm) {
 }
 
 void check_one_way_large_messages(Communicator& comm) {
-  // On ucx a receiver that sends nothing itself asks for each payload, one per peer at a time:
-  // the later messages of a burst are read in one copy meanwhile, and all must keep their order.
+  // On ucx these go by descriptor: the burst's descriptors wait unexpected until the receives
+  // come, and every message must still land whole, in the order it was sent.
   constexpr int kBurst = 4;
   constexpr std::size_t kCount = 100'003;
   if (comm.size() < 2) return;
