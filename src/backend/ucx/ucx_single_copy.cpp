@@ -255,12 +255,19 @@ class ReceiveCore {
     } else {
       finished_ = true;
     }
-    // The acknowledgement is small: UCX copies it at once, and frees the request when it is sent.
-    acknowledgement_ = answer;
+    // UCX may send the acknowledgement only later, under heavy traffic, when this receive has
+    // finished and its Work is gone: the bytes it sends live until its callback.
+    auto* acknowledgement = new Acknowledgement(answer);
     ucp_request_param_t param{};
-    auto sent = ucp_tag_send_nbx(peers_->endpoint(root_peer_), &acknowledgement_, sizeof acknowledgement_, ack_tag_,
-                                 &param);
-    if (UCS_PTR_IS_PTR(sent)) ucp_request_free(sent);
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = [](void* sent, ucs_status_t, void* user_data) {
+      delete static_cast<Acknowledgement*>(user_data);
+      ucp_request_free(sent);
+    };
+    param.user_data = acknowledgement;
+    auto sent =
+        ucp_tag_send_nbx(peers_->endpoint(root_peer_), acknowledgement, sizeof *acknowledgement, ack_tag_, &param);
+    if (!UCS_PTR_IS_PTR(sent)) delete acknowledgement;  // sent at once, or failed: no callback follows
   }
 
   void fail(Error error) {
@@ -285,7 +292,6 @@ class ReceiveCore {
   bool finished_ = false;
   std::optional<Error> failure_;
   Descriptor descriptor_;
-  Acknowledgement acknowledgement_;
   LivenessSchedule liveness_;
 };
 
