@@ -47,6 +47,8 @@ class FineTimerSlack {
   long saved_ = -1;  // the thread's slack before, in ns; -1: not changed
 };
 
+/// One process group's calls in call order and the communicator they run on; any thread may
+/// drive it, one at a time (see the top of this file).
 class CallQueue {
  public:
   /// Starts a meshcomm operation on the communicator.
