@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "meshcomm/error.hpp"
+#include "progress_hooks.hpp"
 
 namespace meshcomm::detail {
 
@@ -31,6 +32,7 @@ class ProgressThread::Job final : public WorkState {
       const auto deadline = deadline_after(timeout_);
       auto pause = std::chrono::microseconds{0};
       while (!inner_->test()) {
+        drive_progress_hooks();  // the transfers other than this one, as every wait does
         const auto now = Clock::now();
         if (now >= deadline) {
           inner_->wait_until(deadline);  // reports the inner operation's own timeout error

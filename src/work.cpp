@@ -7,6 +7,7 @@
 
 #include "meshcomm/error.hpp"
 #include "flight_recorder.hpp"
+#include "progress_hooks.hpp"
 #include "work_state.hpp"
 
 namespace meshcomm {
@@ -83,6 +84,7 @@ bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
   for (unsigned spins = 0;; ++spins) {
     if (done()) return true;
     if ((spins & 63U) == 63U && Clock::now() >= deadline) return false;
+    if ((spins & 15U) == 15U) drive_progress_hooks();  // the other transfers this rank posted
     if (progress_notes != notes) {  // something moved: poll again at once
       notes = progress_notes;
       spins = 0;

@@ -70,8 +70,9 @@ void note_progress() noexcept;
 /// so that oversubscribed ranks still progress. `spins` counts the polls so far.
 void backoff(unsigned spins);
 
-/// Calls `done()` until it returns true or `deadline` passes, yielding the core in between;
-/// returns false at the deadline. For states that progress by being tested.
+/// Calls `done()` until it returns true or `deadline` passes, yielding the core in between and
+/// driving every registered engine now and then (progress_hooks.hpp); returns false at the
+/// deadline. For states that progress by being tested.
 bool poll_until(const std::function<bool()>& done, Clock::time_point deadline);
 
 /// Time left until `deadline`, for wait calls that take a duration (never negative).

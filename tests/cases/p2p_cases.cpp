@@ -101,6 +101,29 @@ void check_one_way_large_messages(Communicator& comm) {
   comm.barrier();
 }
 
+void check_waits_progress_other_operations(Communicator& comm) {
+  constexpr std::size_t kCount = 1'000'003;  // past every backend's eager limit
+  const int small = comm.rank() + 1;
+  int sum = 0;
+  const int expected = comm.size() * (comm.size() + 1) / 2;
+  if (comm.size() < 2) return;
+  if (comm.rank() == 0) {
+    const auto outgoing = stamped(0, 31, kCount);
+    comm.isend(outgoing, 1, 31).wait(20s);
+    comm.all_reduce(ConstBufferView(&small, 1, DataType::i32), BufferView(&sum, 1, DataType::i32)).wait(20s);
+  } else if (comm.rank() == 1) {
+    std::vector<std::int32_t> incoming(kCount, -1);
+    auto receive = comm.irecv(incoming, 0, 31);
+    comm.all_reduce(ConstBufferView(&small, 1, DataType::i32), BufferView(&sum, 1, DataType::i32)).wait(20s);
+    receive.wait(20s);
+    EXPECT_EQ(incoming, stamped(0, 31, kCount));
+  } else {
+    comm.all_reduce(ConstBufferView(&small, 1, DataType::i32), BufferView(&sum, 1, DataType::i32)).wait(20s);
+  }
+  EXPECT_EQ(sum, expected);
+  comm.barrier();
+}
+
 void check_zero_size_messages(Communicator& comm) {
   std::vector<float> empty;
   auto receive_null = comm.irecv(BufferView(nullptr, 0, DataType::f32), left_of(comm), 11);

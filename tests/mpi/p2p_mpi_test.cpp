@@ -13,6 +13,7 @@ TEST(MpiP2P, RingExchange) { check_ring_exchange(mpi_world()); }
 TEST(MpiP2P, OutOfOrderTags) { check_out_of_order_tags(mpi_world()); }
 TEST(MpiP2P, SameTagOrder) { check_same_tag_order(mpi_world()); }
 TEST(MpiP2P, OneWayLargeMessages) { check_one_way_large_messages(mpi_world()); }
+TEST(MpiP2P, WaitsProgressOtherOperations) { check_waits_progress_other_operations(mpi_world()); }
 TEST(MpiP2P, ZeroSizeMessages) { check_zero_size_messages(mpi_world()); }
 TEST(MpiP2P, Split) { check_split(mpi_world()); }
 TEST(MpiP2P, ReceiveTimeoutNamesPeer) { check_receive_timeout(mpi_world()); }

@@ -1,6 +1,7 @@
 #include "mpi_backend.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,27 @@ RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::
   return RankProcesses(std::move(all));
 }
 
+/// The process's hook into Open MPI's progress engine, made while some mpi backend lives. A probe
+/// that matches nothing (MPI_COMM_SELF carries no meshcomm message) runs the engine once.
+std::shared_ptr<ProgressHook> shared_progress_hook() {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) return nullptr;
+  static std::mutex mutex;
+  static std::weak_ptr<ProgressHook> shared;
+  std::lock_guard lock(mutex);
+  if (auto existing = shared.lock()) return existing;
+  auto made = std::make_shared<ProgressHook>([] {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized != 0) return;
+    int matched = 0;
+    (void)MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &matched, MPI_STATUS_IGNORE);
+  });
+  shared = made;
+  return made;
+}
+
 }  // namespace
 
 MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_(user), timeout_(timeout) {
@@ -79,6 +101,7 @@ MpiBackend::MpiBackend(MPI_Comm user, std::chrono::milliseconds timeout) : user_
   native_shapes_ = std::make_unique<MpiNativeShapes>(
       internal_, size_, fatal_state(), &processes_, timeout_reports_.get(),
       [this](const CollectiveArgs& args, MPI_Comm comm) { return post_native(args, comm); });
+  progress_hook_ = shared_progress_hook();
 }
 
 MpiBackend::~MpiBackend() {

@@ -10,6 +10,7 @@
 #include "patterns/collective_tags.hpp"
 #include "mpi_timeout_report.hpp"
 #include "process_liveness.hpp"
+#include "progress_hooks.hpp"
 #include "scratch_pool.hpp"
 
 namespace meshcomm::detail {
@@ -73,6 +74,9 @@ class MpiBackend final : public Backend {
   std::unique_ptr<MpiNativeShapes> native_shapes_;
   /// Copies native collectives send from, reused: a fresh large one costs page faults per call.
   ScratchPool scratch_;
+  /// Drives Open MPI from every wait of this process; one for all mpi backends, null unless MPI
+  /// runs with MPI_THREAD_MULTIPLE (a wait may be on any thread).
+  std::shared_ptr<ProgressHook> progress_hook_;
 };
 
 /// A backend on a private duplicate of `comm`; collective over `comm`, waiting at most `timeout`

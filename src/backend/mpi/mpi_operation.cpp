@@ -64,16 +64,9 @@ bool MpiOperation::test() {
 }
 
 void MpiOperation::wait_until(Clock::time_point deadline) {
-  for (unsigned spins = 0; !test(); ++spins) {
-    if ((spins & 63U) == 63U) {
-      const auto now = Clock::now();
-      if (now >= deadline) {
-        cancel_after_timeout(deadline);
-        std::rethrow_exception(error_);
-      }
-    }
-    backoff(spins);
-  }
+  if (poll_until([this] { return test(); }, deadline)) return;
+  cancel_after_timeout(deadline);
+  std::rethrow_exception(error_);
 }
 
 void MpiOperation::look_at_peer() {

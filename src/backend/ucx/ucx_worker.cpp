@@ -85,9 +85,11 @@ UcxWorker::UcxWorker() {
   address_.resize(length);
   std::memcpy(address_.data(), address, length);
   ucp_worker_release_address(worker_, address);
+  hook_ = std::make_unique<ProgressHook>([worker = worker_] { (void)ucp_worker_progress(worker); });
 }
 
 UcxWorker::~UcxWorker() {
+  hook_.reset();  // before the worker it drives
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
   if (context_ != nullptr) ucp_cleanup(context_);
 }

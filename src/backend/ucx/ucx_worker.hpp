@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshcomm/error.hpp"
+#include "progress_hooks.hpp"
 
 namespace meshcomm::detail {
 
@@ -56,6 +57,7 @@ class UcxWorker {
   int event_fd_ = -1;  ///< the worker's wakeup descriptor
   bool peer_errors_ = true;
   std::atomic<std::uint32_t> next_context_{0};
+  std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
 };
 
 /// Throws Error(backend_failure) naming `call` and UCX's text unless `status` is UCS_OK.
