@@ -17,6 +17,12 @@ std::uint64_t lane_bits(Lane lane) noexcept { return lane == Lane::user ? 0 : 1;
 
 }  // namespace
 
+SingleCopyTags UcxBackend::single_copy_tags(Lane lane, int sender, int receiver, int tag) const noexcept {
+  return {.descriptor = UcxTag::make(context_, lane_bits(lane), sender, tag, UcxTag::kDescriptor),
+          .acknowledgement = UcxTag::make(context_, lane_bits(lane), receiver, tag, UcxTag::kAcknowledgement),
+          .payload = UcxTag::make(context_, lane_bits(lane), sender, tag, UcxTag::kPayload)};
+}
+
 UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegments> segments,
                        std::vector<int> root_ranks, int rank, std::uint32_t context, std::chrono::milliseconds timeout)
     : peers_(std::move(peers)),
@@ -42,10 +48,8 @@ std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
   if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
-    // The descriptor goes to the peer as from this rank; its acknowledgement comes back from it.
-    return start_single_copy_send(peers_, fatal_state(), data.data, data.bytes(), root_peer,
-                                  UcxTag::make(context_, lane_bits(lane), rank_, tag, UcxTag::kDescriptor),
-                                  UcxTag::make(context_, lane_bits(lane), peer, tag, UcxTag::kAcknowledgement),
+    // The descriptor and payload go to the peer as from this rank; the answer comes back from it.
+    return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
                                   call_site(label, peer), tag);
   }
   return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label);
@@ -55,9 +59,7 @@ std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
   if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
-    return start_single_copy_receive(peers_, fatal_state(), data.data, data.bytes(), root_peer,
-                                     UcxTag::make(context_, lane_bits(lane), peer, tag, UcxTag::kDescriptor),
-                                     UcxTag::make(context_, lane_bits(lane), rank_, tag, UcxTag::kAcknowledgement),
+    return start_single_copy_receive(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, peer, rank_, tag),
                                      call_site(label, peer), tag);
   }
   return tag_receive(data.data, data.bytes(), peer, tag, lane_bits(lane), label);

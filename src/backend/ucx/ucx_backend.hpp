@@ -17,7 +17,7 @@ namespace meshcomm::detail {
 ///
 ///     [kind: 2 bits][context: 13 bits][lane: 2 bits][source rank: 17 bits][tag: 30 bits]
 ///
-/// The kind tells a message from a single-copy descriptor and its acknowledgement, the context
+/// The kind tells a message from a single-copy descriptor, its answer and its payload, the context
 /// the process's communicators apart (agreed as each is made), the lane the user's messages from
 /// meshcomm's own and from the backend's setup, the source the sender within the communicator (a
 /// receive names its peer), and the tag is the caller's.
@@ -30,6 +30,7 @@ struct UcxTag {
   static constexpr std::uint64_t kMessage = 0;
   static constexpr std::uint64_t kDescriptor = 1;
   static constexpr std::uint64_t kAcknowledgement = 2;
+  static constexpr std::uint64_t kPayload = 3;
   static constexpr int kMaxTag = (1 << kTagBits) - 1;
   static constexpr int kMaxRanks = 1 << kSourceBits;
   static constexpr std::uint32_t kMaxContext = (1U << kContextBits) - 1;
@@ -73,6 +74,8 @@ class UcxBackend final : public Backend {
                                  OperationLabel label) override;
 
  private:
+  /// The tags of a single-copy message of `tag` on `lane` from rank `sender` to rank `receiver`.
+  [[nodiscard]] SingleCopyTags single_copy_tags(Lane lane, int sender, int receiver, int tag) const noexcept;
   /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag).
   std::shared_ptr<WorkState> tag_send(const void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
                                       OperationLabel label);

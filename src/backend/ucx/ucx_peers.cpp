@@ -56,6 +56,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
   const auto addresses = bootstrap.all_gather(padded);
   failures_ = std::make_unique<std::atomic<ucs_status_t>[]>(ranks);
   ended_ = std::make_unique<std::atomic<bool>[]>(ranks);
+  payload_awaited_ = std::make_unique<std::atomic<bool>[]>(ranks);
   endpoints_.assign(ranks, nullptr);
   for (std::size_t rank = 0; rank < ranks; ++rank) {
     failures_[rank].store(UCS_OK);

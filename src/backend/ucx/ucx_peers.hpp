@@ -56,6 +56,16 @@ class UcxPeers {
   }
   /// The smallest message that goes in one copy (the same on every rank).
   [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
+  /// Takes the one slot for an asked-for single-copy payload from `root_rank` (payloads of one
+  /// tag must come in the order they were asked for, so at most one is awaited per peer); false
+  /// if it is taken. release_payload gives it back once the payload is in or withdrawn.
+  bool claim_payload(int root_rank) noexcept {
+    bool expected = false;
+    return payload_awaited_[static_cast<std::size_t>(root_rank)].compare_exchange_strong(expected, true);
+  }
+  void release_payload(int root_rank) noexcept {
+    payload_awaited_[static_cast<std::size_t>(root_rank)].store(false);
+  }
   /// `root_rank`'s process id.
   [[nodiscard]] std::int64_t pid(int root_rank) const noexcept { return pids_[static_cast<std::size_t>(root_rank)]; }
 
@@ -70,6 +80,7 @@ class UcxPeers {
   std::vector<std::int64_t> pids_;
   std::vector<ProcessIdentity> processes_;
   std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end
+  std::unique_ptr<std::atomic<bool>[]> payload_awaited_;  ///< per peer: claim_payload
 };
 
 }  // namespace meshcomm::detail

@@ -1,11 +1,12 @@
 #pragma once
 
-// Large messages between processes on one host, in one copy: the sender sends a small
-// descriptor (where its buffer is), the receiver reads the buffer straight out of the sender's
-// memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) and answers with
-// an acknowledgement, which completes the send. UCX itself would move them through its
-// shared-memory queues in two copies: its own CMA transport cannot report failed peers, so the
-// error mode that names them leaves it out.
+// Large messages between processes on one host, in one copy where that pays: the sender sends a
+// small descriptor (where its buffer is); the receiver reads the buffer straight out of the
+// sender's memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) when
+// this process is moving a large message of its own at the time, else asks for the bytes as a
+// tagged message; its answer completes the send (ucx_single_copy_protocol.hpp). UCX itself
+// moves large messages through its shared-memory queues in two copies: its own CMA transport
+// cannot report failed peers, so the error mode that names them leaves it out.
 
 #include <cstdint>
 #include <memory>
@@ -54,16 +55,26 @@ SingleCopyIdentity single_copy_identity();
 /// Error(invalid_argument) naming a rank that differs).
 SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities, int self);
 
-/// A send by descriptor: complete once the receiver acknowledged reading it.
-std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,
-                                                  const std::shared_ptr<FatalState>& fatal, const void* data,
-                                                  std::size_t bytes, int root_peer, std::uint64_t descriptor_tag,
-                                                  std::uint64_t ack_tag, const CallSite& site, int tag);
+/// The UCX tags of one single-copy message: the descriptor (sender to receiver), the receiver's
+/// answer, and the payload where the receiver asks for it (ucx_single_copy_protocol.hpp).
+struct SingleCopyTags {
+  std::uint64_t descriptor = 0;
+  std::uint64_t acknowledgement = 0;
+  std::uint64_t payload = 0;
+};
 
-/// A receive by descriptor: reads the sender's buffer, then acknowledges.
+/// A send by descriptor to root rank `root_peer`: complete once the receiver read the buffer or,
+/// where it asked for them, took the bytes as a tagged message. `site` and `tag` are for errors.
+std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,
+                                                  const std::shared_ptr<FatalState>& fatal, ConstBufferView data,
+                                                  int root_peer, const SingleCopyTags& tags, const CallSite& site,
+                                                  int tag);
+
+/// A receive by descriptor from root rank `root_peer`: reads the sender's buffer while this
+/// process sends a large message of its own, else asks for the bytes; then answers.
 std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPeers>& peers,
-                                                     const std::shared_ptr<FatalState>& fatal, void* data,
-                                                     std::size_t bytes, int root_peer, std::uint64_t descriptor_tag,
-                                                     std::uint64_t ack_tag, const CallSite& site, int tag);
+                                                     const std::shared_ptr<FatalState>& fatal, BufferView data,
+                                                     int root_peer, const SingleCopyTags& tags, const CallSite& site,
+                                                     int tag);
 
 }  // namespace meshcomm::detail

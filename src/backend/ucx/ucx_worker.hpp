@@ -42,6 +42,12 @@ class UcxWorker {
   /// pending. False if the worker has no wakeup descriptor.
   bool sleep_until_event(std::chrono::steady_clock::time_point until) noexcept;
 
+  /// Counts a single-copy send of this process starting (+1) or answered or ended (-1). While
+  /// any is in flight, this process is moving a large message of its own, and it reads large
+  /// messages addressed to it in one copy rather than asking for them (ucx_single_copy_protocol.hpp).
+  void count_large_send(int change) noexcept { large_sends_.fetch_add(change, std::memory_order_relaxed); }
+  [[nodiscard]] int large_sends_in_flight() const noexcept { return large_sends_.load(std::memory_order_relaxed); }
+
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.
   std::uint32_t propose_context(std::uint32_t at_least = 0) noexcept;
@@ -57,6 +63,7 @@ class UcxWorker {
   int event_fd_ = -1;  ///< the worker's wakeup descriptor
   bool peer_errors_ = true;
   std::atomic<std::uint32_t> next_context_{0};
+  std::atomic<int> large_sends_{0};
   std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
 };
 

@@ -1,0 +1,53 @@
+#include "ucx_single_copy_protocol.hpp"
+
+#include <fmt/format.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+
+#include "ucx_peers.hpp"
+
+namespace meshcomm::detail {
+
+int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec local{static_cast<std::byte*>(into) + done, bytes - done};
+    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+    const auto moved = process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
+    if (moved <= 0) return moved == 0 ? EFAULT : errno;
+    done += static_cast<std::size_t>(moved);
+  }
+  return 0;
+}
+
+Error single_copy_timed_out(const CallSite& site, int tag, bool send, std::size_t bytes, Clock::time_point started,
+                            Clock::time_point deadline) {
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started).count();
+  return Error(ErrorCode::timeout,
+               fmt::format("{} of {} bytes {} peer {} (tag {}) {} within {} ms: peer {} {} no matching {} (or one "
+                           "too small to go in one copy, as this one does: sizes must match)",
+                           send ? "send" : "receive", bytes, send ? "to" : "from", site.peer, tag,
+                           send ? "was not taken" : "got no message", waited, site.peer, send ? "posted" : "sent",
+                           send ? "receive" : "message"),
+               site.context());
+}
+
+std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,
+                                          const CallSite& site, bool send, std::size_t bytes, int tag) {
+  if (!fatal.is_set() && !peers.failed(root_peer) && !(liveness.due() && peers.look_at_process(root_peer))) {
+    return std::nullopt;
+  }
+  if (!peers.failed(root_peer))
+    return fatal.aborted_error(site.context(), withdrawal_outcome(send, bytes, site.peer, true));
+  Error error(ErrorCode::peer_failure,
+              fmt::format("{} of {} bytes {} peer {} (tag {}) can never complete: {}; the communicator cannot be used "
+                          "again",
+                          send ? "send" : "receive", bytes, send ? "to" : "from", site.peer, tag,
+                          peers.failure_text(root_peer, site.peer)),
+              site.context());
+  fatal.set(error);
+  return error;
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,236 @@
+// The receiving side of single-copy messages (ucx_single_copy_protocol.hpp): it waits for the
+// descriptor, then reads the sender's buffer itself or asks for the payload, and answers.
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "ucx_peers.hpp"
+#include "ucx_single_copy.hpp"
+#include "ucx_single_copy_protocol.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// A receive by descriptor, driven from UCX's callbacks: whichever thread progresses the worker
+/// when the descriptor arrives reads the sender's buffer (or asks for it) and answers, so a
+/// sender never waits on a receiver whose thread is waiting on something else.
+class ReceiveCore {
+ public:
+  ReceiveCore(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, void* data, std::size_t bytes,
+              int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag)
+      : peers_(std::move(peers)),
+        fatal_(std::move(fatal)),
+        data_(data),
+        bytes_(bytes),
+        root_peer_(root_peer),
+        tags_(tags),
+        site_(site),
+        tag_(tag) {}
+  ~ReceiveCore() { release_payload_claim(); }
+  ReceiveCore(const ReceiveCore&) = delete;
+  ReceiveCore& operator=(const ReceiveCore&) = delete;
+
+  /// Posts the descriptor's receive; `self` is this core, kept alive until UCX's callback.
+  void post(const std::shared_ptr<ReceiveCore>& self) {
+    self_ = self;
+    auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(self, peers_->worker().worker(), &descriptor_,
+                                                                          sizeof descriptor_, tags_.descriptor);
+    std::lock_guard lock(mutex_);
+    if (UCS_PTR_IS_ERR(request)) {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("receive of {} bytes from peer {} (tag {}) could not be posted: {}", bytes_, site_.peer,
+                             tag_, ucs_status_string(UCS_PTR_STATUS(request))),
+                 site_.context()));
+    } else if (!finished_ && waiting_for_descriptor_) {
+      request_ = request;
+    }
+  }
+
+  /// True once finished; throws its error. Fails it where the peer failed or the communicator
+  /// was aborted.
+  bool test() {
+    peers_->worker().progress();
+    std::lock_guard lock(mutex_);
+    if (!finished_) {
+      if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_, root_peer_, site_, false, bytes_, tag_)) {
+        withdraw();
+        fail(std::move(*error));
+      }
+    }
+    if (!finished_) return false;
+    if (failure_) throw *failure_;
+    return true;
+  }
+
+  /// Withdraws the receive if no descriptor came yet: true if it did so. Once a descriptor came,
+  /// the receive finishes by itself (an asked-for payload may still land in the buffer).
+  bool withdraw_unannounced() {
+    std::lock_guard lock(mutex_);
+    if (finished_ || !waiting_for_descriptor_) return false;
+    withdraw();
+    finished_ = true;
+    return true;
+  }
+
+  UcxWorker& worker() const noexcept { return peers_->worker(); }
+
+ private:
+  void announced(void* request, ucs_status_t status, std::size_t length) {
+    std::lock_guard lock(mutex_);
+    request_ = nullptr;
+    ucp_request_free(request);
+    waiting_for_descriptor_ = false;
+    if (finished_) return;  // withdrawn
+    if (status != UCS_OK) {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("receive of {} bytes from peer {} (tag {}) failed: {}", bytes_, site_.peer, tag_,
+                             ucs_status_string(status)),
+                 site_.context()));
+      return;
+    }
+    SingleCopyAnswer answer{.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_};
+    if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
+      answer.outcome = SingleCopyAnswer::kSizeDiffers;
+      fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
+    } else if (peers_->worker().large_sends_in_flight() == 0 && ask_for_payload()) {
+      answer.outcome = SingleCopyAnswer::kSendThePayload;
+    } else if (const int failure = read_from_process(peers_->pid(root_peer_), descriptor_.address, data_, bytes_);
+               failure != 0) {
+      answer.outcome = failure;
+      const bool gone = failure == ESRCH;
+      fail(Error(gone ? ErrorCode::peer_failure : ErrorCode::backend_failure,
+                 gone ? fmt::format("receive of {} bytes from peer {} (tag {}) failed: peer {} (pid {} on this host) "
+                                    "has ended; the communicator cannot be used again",
+                                    bytes_, site_.peer, tag_, site_.peer, peers_->pid(root_peer_))
+                      : fmt::format("receive of {} bytes from peer {} (tag {}) could not read the sender's memory "
+                                    "(process_vm_readv: {}); MESHCOMM_UCX_SINGLE_COPY=0 sends large messages "
+                                    "through UCX",
+                                    bytes_, site_.peer, tag_, std::strerror(failure)),
+                 site_.context()));
+      if (gone) fatal_->set(*failure_);
+    } else {
+      finished_ = true;
+    }
+    // The answer is small: UCX copies it at once, and frees the request when it is sent.
+    answer_ = answer;
+    ucp_request_param_t param{};
+    auto sent = ucp_tag_send_nbx(peers_->endpoint(root_peer_), &answer_, sizeof answer_, tags_.acknowledgement, &param);
+    if (UCS_PTR_IS_PTR(sent)) ucp_request_free(sent);
+  }
+
+  /// Posts the payload's receive into the caller's buffer, where no other payload from this
+  /// peer is awaited (payloads of one tag must come in the order they were asked for; while one
+  /// is awaited, later messages are read in one copy instead). False if it could not.
+  bool ask_for_payload() {
+    if (!peers_->claim_payload(root_peer_)) return false;
+    payload_claimed_ = true;
+    auto self = self_.lock();
+    auto request = post_tag_receive<ReceiveCore, &ReceiveCore::payload_arrived>(self, peers_->worker().worker(), data_,
+                                                                                bytes_, tags_.payload);
+    if (UCS_PTR_IS_ERR(request)) {
+      release_payload_claim();
+      return false;
+    }
+    request_ = request;
+    return true;
+  }
+
+  void payload_arrived(void* request, ucs_status_t status, std::size_t length) {
+    std::lock_guard lock(mutex_);
+    request_ = nullptr;
+    ucp_request_free(request);
+    release_payload_claim();
+    if (finished_) return;  // withdrawn
+    if (status != UCS_OK) {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("receive of {} bytes from peer {} (tag {}) failed: {}", bytes_, site_.peer, tag_,
+                             ucs_status_string(status)),
+                 site_.context()));
+    } else if (length != bytes_) {
+      fail(message_of_other_size(site_, tag_, length, bytes_));
+    } else {
+      finished_ = true;
+    }
+  }
+
+  void fail(Error error) {
+    failure_ = std::move(error);
+    finished_ = true;
+  }
+
+  void withdraw() {
+    if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);  // its callback frees it
+  }
+
+  void release_payload_claim() {
+    if (payload_claimed_) peers_->release_payload(root_peer_);
+    payload_claimed_ = false;
+  }
+
+  std::shared_ptr<UcxPeers> peers_;
+  std::shared_ptr<FatalState> fatal_;
+  void* data_;
+  std::size_t bytes_;
+  int root_peer_;
+  SingleCopyTags tags_;
+  CallSite site_;
+  int tag_;
+  std::weak_ptr<ReceiveCore> self_;
+  std::recursive_mutex mutex_;  // UCX may call back into the core while a method holds it
+  void* request_ = nullptr;
+  bool waiting_for_descriptor_ = true;
+  bool payload_claimed_ = false;
+  bool finished_ = false;
+  std::optional<Error> failure_;
+  SingleCopyDescriptor descriptor_;
+  SingleCopyAnswer answer_;
+  LivenessSchedule liveness_;
+};
+
+class SingleCopyReceive final : public WorkState {
+ public:
+  SingleCopyReceive(std::shared_ptr<ReceiveCore> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
+                    std::size_t bytes)
+      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+  ~SingleCopyReceive() override { core_->withdraw_unannounced(); }
+
+  bool test() override { return core_->test(); }
+
+  void wait_until(Clock::time_point deadline) override {
+    if (poll_until([this] { return test(); }, deadline)) return;
+    const auto error = single_copy_timed_out(site_, tag_, false, bytes_, started_, deadline);
+    if (core_->withdraw_unannounced()) throw error;  // nothing came: the communicator stays usable
+    if (test()) return;
+    // The payload was asked for and has not come: it may still land in the buffer later.
+    fatal_->set(error);
+    throw error;
+  }
+
+  bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
+
+ private:
+  std::shared_ptr<ReceiveCore> core_;
+  std::shared_ptr<FatalState> fatal_;
+  CallSite site_;
+  int tag_;
+  std::size_t bytes_;
+  Clock::time_point started_ = Clock::now();
+};
+
+}  // namespace
+
+std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPeers>& peers,
+                                                     const std::shared_ptr<FatalState>& fatal, BufferView data,
+                                                     int root_peer, const SingleCopyTags& tags, const CallSite& site,
+                                                     int tag) {
+  auto core = std::make_shared<ReceiveCore>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
+  core->post(core);
+  return std::make_shared<SingleCopyReceive>(std::move(core), fatal, site, tag, data.bytes());
+}
+
+}  // namespace meshcomm::detail

@@ -1,0 +1,207 @@
+// The sending side of single-copy messages (ucx_single_copy_protocol.hpp): a descriptor out, the
+// receiver's answer back, and the payload as a tagged message where the answer asks for it.
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "ucx_operation.hpp"
+#include "ucx_peers.hpp"
+#include "ucx_single_copy.hpp"
+#include "ucx_single_copy_protocol.hpp"
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// A send by descriptor, driven from UCX's callback: the answer's arrival starts the payload
+/// where the receiver asks for it, whichever thread progresses the worker then, so a receiver
+/// never waits on a sender whose thread is waiting on something else.
+class SendCore {
+ public:
+  SendCore(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, const void* data, std::size_t bytes,
+           int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag)
+      : peers_(std::move(peers)),
+        fatal_(std::move(fatal)),
+        data_(data),
+        bytes_(bytes),
+        root_peer_(root_peer),
+        tags_(tags),
+        site_(site),
+        tag_(tag) {
+    descriptor_ = {.address = reinterpret_cast<std::uint64_t>(data), .bytes = bytes};
+  }
+  ~SendCore() { stop_counting(); }
+  SendCore(const SendCore&) = delete;
+  SendCore& operator=(const SendCore&) = delete;
+
+  /// Posts the answer's receive, then sends the descriptor; `self` is this core, kept alive
+  /// until UCX's callback.
+  void start(const std::shared_ptr<SendCore>& self) {
+    peers_->worker().count_large_send(+1);
+    counted_ = true;
+    auto request = post_tag_receive<SendCore, &SendCore::answered>(self, peers_->worker().worker(), &answer_,
+                                                                   sizeof answer_, tags_.acknowledgement);
+    if (UCS_PTR_IS_ERR(request)) {
+      std::lock_guard lock(mutex_);
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("send of {} bytes to peer {} (tag {}) could not be posted: {}", bytes_, site_.peer, tag_,
+                             ucs_status_string(UCS_PTR_STATUS(request))),
+                 site_.context()));
+      return;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (!answered_) request_ = request;
+    }
+    // Sent without the lock: UCX's callbacks take it, from whichever thread progresses.
+    auto announced =
+        start_tag_send(peers_, fatal_, &descriptor_, sizeof descriptor_, root_peer_, tags_.descriptor, site_, tag_);
+    std::lock_guard lock(mutex_);
+    announced_ = std::move(announced);
+  }
+
+  /// True once the receiver read the bytes or took the payload; throws the send's error. Never
+  /// progresses the worker while it holds the core's lock, which UCX's callbacks take.
+  bool test() {
+    peers_->worker().progress();
+    std::shared_ptr<WorkState> announced;
+    std::shared_ptr<WorkState> payload;
+    {
+      std::lock_guard lock(mutex_);
+      if (!answered_ && !finished_) {
+        if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_, root_peer_, site_, true, bytes_, tag_)) {
+          withdraw();
+          fail(std::move(*error));
+        }
+      }
+      if (!finished_) announced = announced_;
+      payload = payload_;
+      if (!payload && finished_) {
+        if (failure_) throw *failure_;
+        return true;
+      }
+    }
+    if (announced) announced->test();  // throws where the descriptor could not be sent
+    return payload && payload->test();
+  }
+
+  /// After a timeout: no answer is awaited any more (the receiver may still read the buffer).
+  void give_up() {
+    std::lock_guard lock(mutex_);
+    if (!answered_) withdraw();
+    finished_ = true;
+  }
+
+  UcxWorker& worker() const noexcept { return peers_->worker(); }
+
+ private:
+  void answered(void* request, ucs_status_t status, std::size_t length) {
+    std::lock_guard lock(mutex_);
+    request_ = nullptr;
+    ucp_request_free(request);
+    answered_ = true;
+    stop_counting();
+    if (finished_) return;  // withdrawn
+    if (status != UCS_OK || length != sizeof answer_) {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("send of {} bytes to peer {} (tag {}) got no answer from it: {}", bytes_, site_.peer, tag_,
+                             status != UCS_OK ? ucs_status_string(status) : "an answer of the wrong size"),
+                 site_.context()));
+    } else if (answer_.outcome == SingleCopyAnswer::kReadInOneCopy) {
+      finished_ = true;
+    } else if (answer_.outcome == SingleCopyAnswer::kSendThePayload) {
+      payload_ = start_tag_send(peers_, fatal_, data_, bytes_, root_peer_, tags_.payload, site_, tag_);
+    } else if (answer_.outcome == SingleCopyAnswer::kSizeDiffers) {
+      fail(Error(ErrorCode::size_mismatch,
+                 fmt::format("message size mismatch on tag {}: this rank sent {} bytes but peer {} posted a receive "
+                             "of {} bytes; both sides must agree",
+                             tag_, bytes_, site_.peer, answer_.posted),
+                 site_.context()));
+    } else {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("peer {} could not read this rank's {} bytes (tag {}): {}; MESHCOMM_UCX_SINGLE_COPY=0 "
+                             "sends large messages through UCX instead",
+                             site_.peer, bytes_, tag_, std::strerror(static_cast<int>(answer_.outcome))),
+                 site_.context()));
+    }
+  }
+
+  void fail(Error error) {
+    failure_ = std::move(error);
+    finished_ = true;
+    stop_counting();
+  }
+
+  void withdraw() {
+    if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);  // its callback frees it
+  }
+
+  void stop_counting() {
+    if (counted_) peers_->worker().count_large_send(-1);
+    counted_ = false;
+  }
+
+  std::shared_ptr<UcxPeers> peers_;
+  std::shared_ptr<FatalState> fatal_;
+  const void* data_;
+  std::size_t bytes_;
+  int root_peer_;
+  SingleCopyTags tags_;
+  CallSite site_;
+  int tag_;
+  std::recursive_mutex mutex_;  // UCX may call back into the core while a method holds it
+  void* request_ = nullptr;
+  bool counted_ = false;
+  bool answered_ = false;
+  bool finished_ = false;
+  std::optional<Error> failure_;
+  SingleCopyDescriptor descriptor_;
+  SingleCopyAnswer answer_;
+  std::shared_ptr<WorkState> announced_;
+  std::shared_ptr<WorkState> payload_;
+  LivenessSchedule liveness_;
+};
+
+class SingleCopySend final : public WorkState {
+ public:
+  SingleCopySend(std::shared_ptr<SendCore> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
+                 std::size_t bytes)
+      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+
+  bool test() override { return core_->test(); }
+
+  void wait_until(Clock::time_point deadline) override {
+    if (poll_until([this] { return test(); }, deadline)) return;
+    core_->give_up();
+    // The receiver may still read the buffer: the communicator cannot be used again.
+    const auto error = single_copy_timed_out(site_, tag_, true, bytes_, started_, deadline);
+    fatal_->set(error);
+    throw error;
+  }
+
+  bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
+
+ private:
+  std::shared_ptr<SendCore> core_;
+  std::shared_ptr<FatalState> fatal_;
+  CallSite site_;
+  int tag_;
+  std::size_t bytes_;
+  Clock::time_point started_ = Clock::now();
+};
+
+}  // namespace
+
+std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers>& peers,
+                                                  const std::shared_ptr<FatalState>& fatal, ConstBufferView data,
+                                                  int root_peer, const SingleCopyTags& tags, const CallSite& site,
+                                                  int tag) {
+  auto core = std::make_shared<SendCore>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
+  core->start(core);
+  return std::make_shared<SingleCopySend>(std::move(core), fatal, site, tag, data.bytes());
+}
+
+}  // namespace meshcomm::detail
