@@ -9,6 +9,21 @@
 
 namespace meshcomm::detail {
 
+ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag) {
+  auto* copy = new SingleCopyAnswer(answer);
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = [](void* request, ucs_status_t, void* user_data) {
+    delete static_cast<SingleCopyAnswer*>(user_data);
+    ucp_request_free(request);
+  };
+  param.user_data = copy;
+  auto request = ucp_tag_send_nbx(endpoint, copy, sizeof *copy, tag, &param);
+  if (UCS_PTR_IS_PTR(request)) return UCS_OK;  // its callback frees the copy
+  delete copy;
+  return UCS_PTR_STATUS(request);
+}
+
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) {
   std::size_t done = 0;
   while (done < bytes) {

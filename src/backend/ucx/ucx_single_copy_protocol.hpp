@@ -43,6 +43,11 @@ struct SingleCopyAnswer {
   std::uint64_t posted = 0;
 };
 
+/// Sends `answer` tagged `tag` to `endpoint` from a copy UCX's callback frees: under heavy
+/// traffic UCX may send it only after the receive that answers has finished and is gone.
+/// Returns UCS_OK, or the error UCX gave at once.
+ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag);
+
 /// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes);
 

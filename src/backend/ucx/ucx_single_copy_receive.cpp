@@ -116,11 +116,13 @@ class ReceiveCore {
     } else {
       finished_ = true;
     }
-    // The answer is small: UCX copies it at once, and frees the request when it is sent.
-    answer_ = answer;
-    ucp_request_param_t param{};
-    auto sent = ucp_tag_send_nbx(peers_->endpoint(root_peer_), &answer_, sizeof answer_, tags_.acknowledgement, &param);
-    if (UCS_PTR_IS_PTR(sent)) ucp_request_free(sent);
+    if (const auto sent = send_answer(peers_->endpoint(root_peer_), answer, tags_.acknowledgement);
+        sent != UCS_OK && !failure_) {
+      fail(Error(ErrorCode::backend_failure,
+                 fmt::format("receive of {} bytes from peer {} (tag {}) could not answer the sender: {}", bytes_,
+                             site_.peer, tag_, ucs_status_string(sent)),
+                 site_.context()));
+    }
   }
 
   /// Posts the payload's receive into the caller's buffer, where no other payload from this
@@ -188,7 +190,6 @@ class ReceiveCore {
   bool finished_ = false;
   std::optional<Error> failure_;
   SingleCopyDescriptor descriptor_;
-  SingleCopyAnswer answer_;
   LivenessSchedule liveness_;
 };
 
