@@ -9,18 +9,27 @@
 
 namespace meshcomm::detail {
 
-ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag) {
-  auto* copy = new SingleCopyAnswer(answer);
+ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag,
+                         std::shared_ptr<std::atomic<bool>> sent) {
+  struct Outgoing {
+    SingleCopyAnswer answer;
+    std::shared_ptr<std::atomic<bool>> sent;
+  };
+  auto* outgoing = new Outgoing{answer, std::move(sent)};
+  outgoing->sent->store(false, std::memory_order_release);
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = [](void* request, ucs_status_t, void* user_data) {
-    delete static_cast<SingleCopyAnswer*>(user_data);
+    auto* done = static_cast<Outgoing*>(user_data);
+    done->sent->store(true, std::memory_order_release);
+    delete done;
     ucp_request_free(request);
   };
-  param.user_data = copy;
-  auto request = ucp_tag_send_nbx(endpoint, copy, sizeof *copy, tag, &param);
-  if (UCS_PTR_IS_PTR(request)) return UCS_OK;  // its callback frees the copy
-  delete copy;
+  param.user_data = outgoing;
+  auto request = ucp_tag_send_nbx(endpoint, &outgoing->answer, sizeof outgoing->answer, tag, &param);
+  if (UCS_PTR_IS_PTR(request)) return UCS_OK;  // its callback sets `sent` and frees the copy
+  outgoing->sent->store(true, std::memory_order_release);
+  delete outgoing;
   return UCS_PTR_STATUS(request);
 }
 

@@ -15,6 +15,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -43,10 +44,13 @@ struct SingleCopyAnswer {
   std::uint64_t posted = 0;
 };
 
-/// Sends `answer` tagged `tag` to `endpoint` from a copy UCX's callback frees: under heavy
-/// traffic UCX may send it only after the receive that answers has finished and is gone.
+/// Sends `answer` tagged `tag` to `endpoint` from a copy that UCX's callback frees (UCX may
+/// send it only later, when the peer's queue has room again, after the receive that answers is
+/// gone), and sets `sent` once UCX has taken it: the receive stays incomplete until then, so that
+/// its waits keep progressing the worker, without which a pending answer would never leave.
 /// Returns UCS_OK, or the error UCX gave at once.
-ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag);
+ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag,
+                         std::shared_ptr<std::atomic<bool>> sent);
 
 /// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes);

@@ -51,12 +51,13 @@ class ReceiveCore {
     }
   }
 
-  /// True once finished; throws its error. Fails it where the peer failed or the communicator
-  /// was aborted.
+  /// True once finished and the sender answered; throws its error. Fails it where the peer
+  /// failed or the communicator was aborted.
   bool test() {
     peers_->worker().progress();
     std::lock_guard lock(mutex_);
-    if (!finished_) {
+    const bool answered = answer_sent_->load(std::memory_order_acquire);
+    if (!finished_ || (!answered && !failure_)) {
       if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_, root_peer_, site_, false, bytes_, tag_)) {
         withdraw();
         fail(std::move(*error));
@@ -64,7 +65,7 @@ class ReceiveCore {
     }
     if (!finished_) return false;
     if (failure_) throw *failure_;
-    return true;
+    return answered;
   }
 
   /// Withdraws the receive if no descriptor came yet: true if it did so. Once a descriptor came,
@@ -116,7 +117,7 @@ class ReceiveCore {
     } else {
       finished_ = true;
     }
-    if (const auto sent = send_answer(peers_->endpoint(root_peer_), answer, tags_.acknowledgement);
+    if (const auto sent = send_answer(peers_->endpoint(root_peer_), answer, tags_.acknowledgement, answer_sent_);
         sent != UCS_OK && !failure_) {
       fail(Error(ErrorCode::backend_failure,
                  fmt::format("receive of {} bytes from peer {} (tag {}) could not answer the sender: {}", bytes_,
@@ -188,6 +189,7 @@ class ReceiveCore {
   bool waiting_for_descriptor_ = true;
   bool payload_claimed_ = false;
   bool finished_ = false;
+  std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
   std::optional<Error> failure_;
   SingleCopyDescriptor descriptor_;
   LivenessSchedule liveness_;
