@@ -9,8 +9,8 @@
 //   the sender's memory in one copy, which halves the traffic through memory;
 // - otherwise (a one-way transfer, a ping-pong, a tree's broadcast): the sender's core would only
 //   wait, so the receiver asks for the bytes as a tagged message, which UCX moves through its
-//   shared-memory queues in two copies that run on both cores at once (on the 2-core development
-//   machine, 1.2-3x faster one way than the kernel's single copy; perftests/README.md).
+//   shared-memory queues in two copies that run on both cores at once (on the 2-core VM of
+//   perftests/README.md, 1.2-3x faster one way than the kernel's single copy).
 // Its acknowledgement says which (kReadInOneCopy or kSendThePayload) or why it failed.
 
 #include <ucp/api/ucp.h>
