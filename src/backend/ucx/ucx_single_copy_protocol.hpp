@@ -66,6 +66,35 @@ Error single_copy_timed_out(const CallSite& site, int tag, bool send, std::size_
 std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,
                                           const CallSite& site, bool send, std::size_t bytes, int tag);
 
+/// What a single-copy send's and receive's Work share: the core that does the transfer (it
+/// outlives the Work while UCX may still call back into it) and where the call was issued.
+/// `Core` has `test()` and `worker()`.
+template <class Core>
+class SingleCopyWork : public WorkState {
+ public:
+  SingleCopyWork(std::shared_ptr<Core> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
+                 std::size_t bytes)
+      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+
+  bool test() override { return core_->test(); }
+  bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
+
+ protected:
+  /// The timeout error of this transfer at `deadline`.
+  [[nodiscard]] Error timed_out(bool send, Clock::time_point deadline) const {
+    return single_copy_timed_out(site_, tag_, send, bytes_, started_, deadline);
+  }
+
+  std::shared_ptr<Core> core_;
+  std::shared_ptr<FatalState> fatal_;
+
+ private:
+  CallSite site_;
+  int tag_;
+  std::size_t bytes_;
+  Clock::time_point started_ = Clock::now();
+};
+
 /// Posts a tagged receive of `bytes` into `buffer` whose completion calls `(core.*handler)(request,
 /// status, received length)` from UCX's progress; the core stays alive until then. Returns the
 /// request (freed by the handler), or the error UCX gave at once (no call follows).

@@ -88,10 +88,7 @@ class ReceiveCore {
     waiting_for_descriptor_ = false;
     if (finished_) return;  // withdrawn
     if (status != UCS_OK) {
-      fail(Error(ErrorCode::backend_failure,
-                 fmt::format("receive of {} bytes from peer {} (tag {}) failed: {}", bytes_, site_.peer, tag_,
-                             ucs_status_string(status)),
-                 site_.context()));
+      fail(receive_failed(status));
       return;
     }
     SingleCopyAnswer answer{.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_};
@@ -150,15 +147,20 @@ class ReceiveCore {
     release_payload_claim();
     if (finished_) return;  // withdrawn
     if (status != UCS_OK) {
-      fail(Error(ErrorCode::backend_failure,
-                 fmt::format("receive of {} bytes from peer {} (tag {}) failed: {}", bytes_, site_.peer, tag_,
-                             ucs_status_string(status)),
-                 site_.context()));
+      fail(receive_failed(status));
     } else if (length != bytes_) {
       fail(message_of_other_size(site_, tag_, length, bytes_));
     } else {
       finished_ = true;
     }
+  }
+
+  /// The error of a descriptor or payload that UCX failed to deliver.
+  [[nodiscard]] Error receive_failed(ucs_status_t status) const {
+    return Error(ErrorCode::backend_failure,
+                 fmt::format("receive of {} bytes from peer {} (tag {}) failed: {}", bytes_, site_.peer, tag_,
+                             ucs_status_string(status)),
+                 site_.context());
   }
 
   void fail(Error error) {
@@ -195,34 +197,20 @@ class ReceiveCore {
   LivenessSchedule liveness_;
 };
 
-class SingleCopyReceive final : public WorkState {
+class SingleCopyReceive final : public SingleCopyWork<ReceiveCore> {
  public:
-  SingleCopyReceive(std::shared_ptr<ReceiveCore> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
-                    std::size_t bytes)
-      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+  using SingleCopyWork::SingleCopyWork;
   ~SingleCopyReceive() override { core_->withdraw_unannounced(); }
-
-  bool test() override { return core_->test(); }
 
   void wait_until(Clock::time_point deadline) override {
     if (poll_until([this] { return test(); }, deadline)) return;
-    const auto error = single_copy_timed_out(site_, tag_, false, bytes_, started_, deadline);
+    const auto error = timed_out(false, deadline);
     if (core_->withdraw_unannounced()) throw error;  // nothing came: the communicator stays usable
     if (test()) return;
     // The payload was asked for and has not come: it may still land in the buffer later.
     fatal_->set(error);
     throw error;
   }
-
-  bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
-
- private:
-  std::shared_ptr<ReceiveCore> core_;
-  std::shared_ptr<FatalState> fatal_;
-  CallSite site_;
-  int tag_;
-  std::size_t bytes_;
-  Clock::time_point started_ = Clock::now();
 };
 
 }  // namespace

@@ -165,32 +165,18 @@ class SendCore {
   LivenessSchedule liveness_;
 };
 
-class SingleCopySend final : public WorkState {
+class SingleCopySend final : public SingleCopyWork<SendCore> {
  public:
-  SingleCopySend(std::shared_ptr<SendCore> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
-                 std::size_t bytes)
-      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
-
-  bool test() override { return core_->test(); }
+  using SingleCopyWork::SingleCopyWork;
 
   void wait_until(Clock::time_point deadline) override {
     if (poll_until([this] { return test(); }, deadline)) return;
     core_->give_up();
     // The receiver may still read the buffer: the communicator cannot be used again.
-    const auto error = single_copy_timed_out(site_, tag_, true, bytes_, started_, deadline);
+    const auto error = timed_out(true, deadline);
     fatal_->set(error);
     throw error;
   }
-
-  bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
-
- private:
-  std::shared_ptr<SendCore> core_;
-  std::shared_ptr<FatalState> fatal_;
-  CallSite site_;
-  int tag_;
-  std::size_t bytes_;
-  Clock::time_point started_ = Clock::now();
 };
 
 }  // namespace
