@@ -69,7 +69,7 @@ void UcxOperation::finish(ucs_status_t status, std::size_t received) {
 
 bool UcxOperation::test() {
   if (!done_) {
-    if (peers_->worker().progress() > 0) note_progress();
+    peers_->worker().progress();
     ucs_status_t status = UCS_INPROGRESS;
     std::size_t received = description_.bytes;
     if (outgoing()) {

@@ -54,7 +54,7 @@ class ReceiveCore {
   /// True once finished and the sender answered; throws its error. Fails it where the peer
   /// failed or the communicator was aborted.
   bool test() {
-    if (peers_->worker().progress() > 0) note_progress();  // a payload moves piece by piece
+    peers_->worker().progress();
     std::lock_guard lock(mutex_);
     const bool answered = answer_sent_->load(std::memory_order_acquire);
     if (!finished_ || (!answered && !failure_)) {

@@ -66,7 +66,7 @@ class SendCore {
   /// True once the receiver read the bytes or took the payload; throws the send's error. Never
   /// progresses the worker while it holds the core's lock, which UCX's callbacks take.
   bool test() {
-    if (peers_->worker().progress() > 0) note_progress();  // a payload moves piece by piece
+    peers_->worker().progress();
     std::shared_ptr<WorkState> announced;
     std::shared_ptr<WorkState> payload;
     {

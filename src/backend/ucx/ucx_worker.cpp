@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "environment.hpp"
+#include "work_state.hpp"
 
 namespace meshcomm::detail {
 
@@ -85,7 +86,13 @@ UcxWorker::UcxWorker() {
   address_.resize(length);
   std::memcpy(address_.data(), address, length);
   ucp_worker_release_address(worker_, address);
-  hook_ = std::make_unique<ProgressHook>([worker = worker_] { (void)ucp_worker_progress(worker); });
+  hook_ = std::make_unique<ProgressHook>([this] { (void)progress(); });
+}
+
+unsigned UcxWorker::progress() noexcept {
+  const unsigned events = ucp_worker_progress(worker_);
+  if (events > 0) note_progress();
+  return events;
 }
 
 UcxWorker::~UcxWorker() {

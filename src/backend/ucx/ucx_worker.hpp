@@ -34,8 +34,9 @@ class UcxWorker {
   /// Whether endpoints report failed peers (error mode peer).
   [[nodiscard]] bool peer_errors() const noexcept { return peer_errors_; }
   /// Drives the worker once (callbacks, completions); returns how many events it handled (a
-  /// large put or rendezvous takes many calls, each moving one fragment).
-  unsigned progress() noexcept { return ucp_worker_progress(worker_); }
+  /// large put or rendezvous takes many calls, each moving one fragment). Where it handled any,
+  /// tells this thread's wait to poll again at once instead of backing off (note_progress).
+  unsigned progress() noexcept;
 
   /// Sleeps until the worker has an event (a message, a completion, an endpoint error) or
   /// `until`: arms the worker's wakeup descriptor and polls it. Returns at once if events are
