@@ -2,10 +2,14 @@
 
 #include <sys/prctl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "meshcomm/error.hpp"
 
 namespace meshcomm::torch_plugin {
 
@@ -104,6 +108,16 @@ void CallQueue::sleep(std::chrono::microseconds nap, const std::function<bool()>
   } else {
     submitted_.wait_for(lock, nap, ready);
   }
+}
+
+void CallQueue::run_exclusively(const std::function<void(Communicator&)>& body) {
+  std::lock_guard lock(mutex_);
+  if (!calls_.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} call(s) of the group are still under way; wait for them first", calls_.size()),
+                {.backend = "meshcomm (torch)", .operation = "run_exclusively"});
+  }
+  body(*comm_);
 }
 
 void CallQueue::wake() {

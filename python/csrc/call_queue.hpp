@@ -74,6 +74,9 @@ class CallQueue {
   void sleep(std::chrono::microseconds nap, const std::function<bool()>& ready);
   /// Wakes a thread in sleep().
   void wake();
+  /// Runs `body` on the communicator while no call is queued or under way; calls submitted
+  /// meanwhile wait until it returns. Throws if calls are under way.
+  void run_exclusively(const std::function<void(Communicator&)>& body);
   /// Marks the worker as parked (sleeping until woken: submit() wakes it) or not.
   void set_parked(bool parked) noexcept { parked_.store(parked); }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "direct_calls.hpp"
 #include "group_registry.hpp"
 #include "meshcomm/error.hpp"
 #include "meshcomm/mesh.hpp"
@@ -140,6 +141,15 @@ PYBIND11_MODULE(_C, module) {
              pybind11::call_guard<pybind11::gil_scoped_release>());
   module.def("mesh_groups", &plugin::mesh_groups, pybind11::arg("dims"), pybind11::arg("world"),
              pybind11::arg("placement"), pybind11::arg("ranks_per_node"), pybind11::arg("axes"));
+  module.def(
+      "_time_direct_calls",
+      [](const std::string& group, const std::string& operation, const at::Tensor& source, const at::Tensor& target,
+         int iterations) {
+        return plugin::time_direct_calls(*plugin::group_named(group, "time_direct_calls"), operation, source, target,
+                                         iterations);
+      },
+      pybind11::arg("group"), pybind11::arg("operation"), pybind11::arg("source"), pybind11::arg("target"),
+      pybind11::arg("iterations"), pybind11::call_guard<pybind11::gil_scoped_release>());
   pybind11::register_exception_translator([](std::exception_ptr error) {
     try {
       if (error) std::rethrow_exception(error);

@@ -63,6 +63,10 @@ class ProcessGroupMeshcomm final : public c10d::ProcessGroup {
   /// The communicator, for meshcomm's own ops keyed by this group (halo exchange).
   [[nodiscard]] Communicator& communicator() noexcept { return queue_->communicator(); }
 
+  /// Runs `body` on the communicator while none of the group's calls is under way (see
+  /// CallQueue::run_exclusively): for timing meshcomm's own calls beside torch's.
+  void run_exclusively(const std::function<void(Communicator&)>& body) { queue_->run_exclusively(body); }
+
   using Start = CallQueue::Start;
   using Finish = CallQueue::Finish;
 

@@ -138,6 +138,15 @@ def case_collectives(rank, size):
             time.sleep(0.001)
         same(chained.value(), 2 * sum(values((1000,), torch.float64, other) for other in range(size)), "then")
     dist.barrier()
+    # The perftests' direct C++ call on the group's communicator: its result, and a bad name refused.
+    data = values((1000,), torch.float64, rank)
+    assert mt._C._time_direct_calls(mt.group_name(), "all_reduce", data, data, 1) > 0
+    same(data, sum(values((1000,), torch.float64, other) for other in range(size)), "direct all_reduce")
+    try:
+        mt._C._time_direct_calls(mt.group_name(), "all_sum", data, data, 1)
+        raise AssertionError("an unknown operation was accepted")
+    except RuntimeError as error:
+        assert "operation 'all_sum' is not one of all_reduce" in str(error), str(error)
 
 
 def case_mesh(rank, size):
