@@ -79,6 +79,8 @@ thread_local std::uint64_t progress_notes = 0;  ///< note_progress calls on this
 
 void note_progress() noexcept { ++progress_notes; }
 
+std::uint64_t progress_notes_on_this_thread() noexcept { return progress_notes; }
+
 bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
   std::uint64_t notes = progress_notes;
   for (unsigned spins = 0;; ++spins) {
@@ -148,4 +150,7 @@ void ScheduleWorkState::wait_until(Clock::time_point deadline) {
 }
 
 }  // namespace detail
+
+std::uint64_t progress_events_on_this_thread() noexcept { return detail::progress_notes_on_this_thread(); }
+
 }  // namespace meshcomm

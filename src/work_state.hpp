@@ -65,6 +65,9 @@ class ScheduleWorkState final : public WorkState {
 /// messages piece by piece in their progress calls (ucx) would otherwise sleep between pieces.
 void note_progress() noexcept;
 
+/// How often note_progress was called on this thread.
+std::uint64_t progress_notes_on_this_thread() noexcept;
+
 /// Waits a little before polling again: a bare spin for the first polls (a message between
 /// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
 /// so that oversubscribed ranks still progress. `spins` counts the polls so far.

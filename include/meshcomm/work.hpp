@@ -69,4 +69,10 @@ class [[nodiscard]] MESHCOMM_API Work {
   std::uint64_t record_index_ = kNotRecorded;
 };
 
+/// How many times, on the calling thread, an engine that meshcomm drives has moved part of a
+/// transfer while a Work was tested (UCX's worker moves a large message piece by piece). A loop
+/// that polls Works itself compares it across a poll: while it grows, data is moving, and the
+/// next poll should come at once rather than after a nap, as `Work::wait` does.
+MESHCOMM_API std::uint64_t progress_events_on_this_thread() noexcept;
+
 }  // namespace meshcomm

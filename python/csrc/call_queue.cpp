@@ -14,6 +14,9 @@
 namespace meshcomm::torch_plugin {
 
 std::chrono::microseconds PollBackoff::after(bool progressed) {
+  const auto events = progress_events_on_this_thread();
+  progressed = progressed || events != engine_events_;
+  engine_events_ = events;
   idle_polls_ = progressed ? 0 : idle_polls_ + 1;
   if (idle_polls_ < 64) return std::chrono::microseconds{0};
   if (idle_polls_ < 512) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -21,14 +22,18 @@
 namespace meshcomm::torch_plugin {
 
 /// How a thread that polls for an end gives the cores away while nothing moves: it polls again
-/// at once 64 times, then yields the core until 512, then naps 1, 2, 4 ... 20 µs.
+/// at once 64 times, then yields the core until 512, then naps 1, 2, 4 ... 20 µs. A poll in
+/// which meshcomm's engine moved part of a transfer (progress_events_on_this_thread) counts as
+/// progress, so that a large message keeps moving between its pieces instead of in naps.
 class PollBackoff {
  public:
-  /// After a poll: how long to nap before the next (zero: poll again now; it yields where due).
+  /// After a poll on this thread that `progressed` (a call started or ended) or not: how long to
+  /// nap before the next (zero: poll again now; it yields where due).
   std::chrono::microseconds after(bool progressed);
 
  private:
   unsigned idle_polls_ = 0;
+  std::uint64_t engine_events_ = 0;
 };
 
 /// While it lives (from its first use), naps of this thread last what they say: Linux's default
