@@ -2,7 +2,9 @@
 # The torch plugin against meshcomm's own C++ perftests (ucx backend, user buffers: the tensors a
 # trainer has) and against gloo, at 2 processes: ROUNDS rounds, each running the C++ perftest of
 # every operation and then torch_collectives_perf.py, so that both see the same machine state;
-# the table shows medians and torch / C++ (1.00 = no cost from the plugin).
+# the table shows medians, torch / C++ perftest (1.00 = no cost from the plugin), and torch /
+# direct: the paired ratio against meshcomm's call timed inside the same torch processes
+# (torch_collectives_perf.py's own comparison, free of launch-to-launch drift).
 #   perftests/compare_torch.sh [SIZES=1M,4M,16M,64M] [ROUNDS=3] [ITERS=50]
 # Both sides time ITERS calls after 5 untimed ones.
 set -euo pipefail
@@ -30,7 +32,7 @@ out, rounds = sys.argv[1], int(sys.argv[2])
 names = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
          "alltoall": "all_to_all", "broadcast": "broadcast"}
 in_place = {"all_reduce": True, "broadcast": True}
-cpp, torch_ours, gloo = {}, {}, {}
+cpp, torch_ours, gloo, paired = {}, {}, {}, {}
 for path in glob.glob(f"{out}/cpp_*.json"):
     for record in json.load(open(path)):
         operation = names.get(record["op"], record["op"])
@@ -42,10 +44,13 @@ for path in glob.glob(f"{out}/torch_*.json"):
         key = (record["operation"], record["bytes"])
         torch_ours.setdefault(key, []).append(record["meshcomm_us"])
         gloo.setdefault(key, []).append(record["gloo_us"])
-print(f"{'operation':<15}{'bytes':>10}{'C++ us':>10}{'torch us':>10}{'gloo us':>10}{'torch/C++':>11}{'gloo/torch':>12}")
+        paired.setdefault(key, []).append(record["torch_over_cpp"])
+print(f"{'operation':<15}{'bytes':>10}{'C++ us':>10}{'torch us':>10}{'gloo us':>10}{'torch/C++':>11}"
+      f"{'torch/direct':>14}{'gloo/torch':>12}")
 for key in sorted(torch_ours):
     if key not in cpp:
         continue
     c, t, g = (statistics.median(values[key]) for values in (cpp, torch_ours, gloo))
-    print(f"{key[0]:<15}{key[1]:>10}{c:>10.1f}{t:>10.1f}{g:>10.1f}{t / c:>11.2f}{g / t:>12.2f}")
+    direct = statistics.median(paired[key])
+    print(f"{key[0]:<15}{key[1]:>10}{c:>10.1f}{t:>10.1f}{g:>10.1f}{t / c:>11.2f}{direct:>14.2f}{g / t:>12.2f}")
 PY
