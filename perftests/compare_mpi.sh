@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # meshcomm's default selection against the best of Open MPI, for every host collective. Each
-# perftest runs with user and allocate_shared buffers beside its mpi_best reference (per repeat,
-# the faster of Open MPI's blocking and nonblocking call on user buffers, timed in the same
-# interleaved repeats). With OSU_DIR set to a directory holding an OSU Micro-Benchmarks build
+# perftest runs with user and allocate_shared buffers beside its mpi_best reference (of Open
+# MPI's blocking and nonblocking call on user buffers, timed in the same interleaved repeats, the
+# one with the lower median at each size). With OSU_DIR set to a directory holding an OSU Micro-Benchmarks build
 # (osu_allgather, osu_allreduce, ... anywhere below it), each OSU benchmark runs right after the
 # perftest of its operation, in every round, and its max-latency column joins the table. Nothing
 # is built or fetched here.

@@ -10,7 +10,7 @@
 // median over rounds of the slowest rank's time per call. Two paired columns (in each round, the
 // reference at the row's placement over the row's time; the median of those ratios):
 // - "mpi_best / x": the faster of Open MPI's two all-gathers (blocking, and nonblocking as
-//   meshcomm's `native` calls it);
+//   meshcomm's `native` calls it), the one with the lower median over the rounds;
 // - "floor / x": the read+write floor, streaming copies of what an all-gather must move: out of
 //   place every rank reads and writes the whole output, in place all but its own block, from a
 //   block-sized source per rank (the node's inputs are that big). No
@@ -50,6 +50,7 @@ namespace {
 
 using meshcomm::detail::StoreWidth;
 using meshcomm::perf::median;
+using meshcomm::perf::lowest_median;
 using meshcomm::perf::paired_speedup;
 
 /// What a variant is to the paired columns.
@@ -81,18 +82,16 @@ struct PageBuffer {
   std::byte* data = nullptr;
 };
 
-/// Variant `v`'s speedup over the variants of `role` at its placement (paired_speedup()): in
-/// each round, the fastest of them over `v`'s time.
+/// Variant `v`'s speedup over the variants of `role` at its placement (paired_speedup()): over
+/// the one of them with the lowest median (lowest_median()), paired round by round.
 double speedup_over(Role role, const std::vector<Variant>& variants, const std::vector<std::vector<double>>& per_call,
                     std::size_t v) {
-  std::vector<double> fastest(per_call[v].size(), 0.0);
+  std::vector<std::vector<double>> candidates;
   for (std::size_t n = 0; n < variants.size(); ++n) {
-    if (variants[n].role != role || variants[n].in_place != variants[v].in_place) continue;
-    for (std::size_t round = 0; round < fastest.size(); ++round) {
-      fastest[round] = fastest[round] == 0 ? per_call[n][round] : std::min(fastest[round], per_call[n][round]);
-    }
+    if (variants[n].role == role && variants[n].in_place == variants[v].in_place) candidates.push_back(per_call[n]);
   }
-  return paired_speedup(fastest, per_call[v]);
+  if (candidates.empty()) return 0;
+  return paired_speedup(candidates[lowest_median(candidates)], per_call[v]);
 }
 
 /// Writes `bytes` at `to` with streaming stores from a small source that stays in the cache:

@@ -127,9 +127,11 @@ class Sweep {
           slot.times_us.push_back(timed_microseconds(counts, slot.in_place));
         }
       }
-      const std::vector<double> baseline_out = baseline_times(false, slots);
-      const std::vector<double> baseline_in = baseline_times(true, slots);
-      for (auto& slot : slots) slot.speedup = paired_speedup(slot.in_place ? baseline_in : baseline_out, slot.times_us);
+      const Reference reference_out = reference(false, slots);
+      const Reference reference_in = reference(true, slots);
+      for (auto& slot : slots) {
+        slot.speedup = paired_speedup((slot.in_place ? reference_in : reference_out).times_us, slot.times_us);
+      }
       std::vector<std::pair<Measurement, Measurement>> row(variants_.size());
       for (auto& slot : slots) {
         select(slot.variant);
@@ -143,10 +145,11 @@ class Sweep {
       for (std::size_t v = 0; v < row.size(); ++v) {
         if (!variants_[v].mpi) print_row(counts, variant_name(v), row[v]);
       }
-      if (baseline_ == Baseline::mpi_best && !baseline_out.empty()) {
-        std::pair<Measurement, Measurement> best{measure(baseline_out, counts), measure(baseline_in, counts)};
-        record("mpi_best", "user", false, best.first, counts);
-        if (operation_.has_in_place()) record("mpi_best", "user", true, best.second, counts);
+      if (baseline_ == Baseline::mpi_best && !reference_out.times_us.empty()) {
+        std::pair<Measurement, Measurement> best{measure(reference_out.times_us, counts),
+                                                 measure(reference_in.times_us, counts)};
+        record("mpi_best", "user", false, best.first, counts, reference_out.call);
+        if (operation_.has_in_place()) record("mpi_best", "user", true, best.second, counts, reference_in.call);
         print_row(counts, "mpi_best", best);
       }
       const std::size_t next = options_.step_factor > 1
@@ -199,18 +202,23 @@ class Sweep {
     return baseline_ == Baseline::native && variants_[v].algorithm == "native";
   }
 
-  /// Per repeat, the fastest baseline slot at `in_place`: Open MPI's faster call (mpi_best), or
-  /// the faster native on either kind of buffer. Empty when no baseline was measured.
-  [[nodiscard]] std::vector<double> baseline_times(bool in_place, const std::vector<Slot>& slots) const {
-    std::vector<double> fastest;
+  /// A placement's baseline: the per-repeat times of the baseline slot with the lowest median
+  /// (lowest_median()): Open MPI's faster call at this size (mpi_best), or the faster native on
+  /// either kind of buffer. Empty times when no baseline was measured.
+  struct Reference {
+    std::vector<double> times_us;
+    std::string call;  ///< the Open MPI call, or the variant, the times are of
+  };
+  [[nodiscard]] Reference reference(bool in_place, const std::vector<Slot>& slots) const {
+    std::vector<const Slot*> candidates;
     for (const auto& slot : slots) {
-      if (!is_baseline(slot.variant) || slot.in_place != in_place) continue;
-      if (fastest.empty()) fastest.assign(slot.times_us.size(), std::numeric_limits<double>::infinity());
-      for (std::size_t repeat = 0; repeat < fastest.size(); ++repeat) {
-        fastest[repeat] = std::min(fastest[repeat], slot.times_us[repeat]);
-      }
+      if (is_baseline(slot.variant) && slot.in_place == in_place) candidates.push_back(&slot);
     }
-    return fastest;
+    if (candidates.empty()) return {};
+    std::vector<std::vector<double>> times;
+    for (const auto* slot : candidates) times.push_back(slot->times_us);
+    const Slot& fastest = *candidates[lowest_median(times)];
+    return {.times_us = fastest.times_us, .call = reference_name(fastest.variant)};
   }
 
   /// Makes variant `v` the one that the next calls measure.
@@ -306,7 +314,7 @@ class Sweep {
 
   /// One JSON record: a measured variant, or the mpi_best reference, at one size and placement.
   void record(const std::string& algorithm, const char* buffers, bool in_place, const Measurement& result,
-              const PerfCounts& counts) {
+              const PerfCounts& counts, const std::string& mpi_call = "") {
     records_.push_back({
         {"op", operation_.name()},
         {"algo", algorithm},
@@ -328,6 +336,7 @@ class Sweep {
         {"buffers", buffers},
         {"memory", to_string(options_.memory)},
     });
+    if (!mpi_call.empty()) records_.back()["mpi_call"] = mpi_call;
   }
 
   [[nodiscard]] const char* baseline_name() const {
@@ -396,11 +405,12 @@ class Sweep {
     const std::string missing = mpi_best_missing_.empty() ? "" : fmt::format("no mpi_best: {}; ", mpi_best_missing_);
     switch (baseline_) {
       case Baseline::mpi_best:
-        return fmt::format("speedup = mpi_best / time, median of per-repeat ratios; mpi_best = per repeat the faster of "
-                           "{} and {} + MPI_Wait on user buffers (rows mpi_best)",
+        return fmt::format("speedup = mpi_best / time, median of per-repeat ratios; mpi_best = of {} and {} + "
+                           "MPI_Wait on user buffers, the one with the lower median at each size (rows mpi_best)",
                            calls.blocking, calls.nonblocking);
       case Baseline::native:
-        return missing + "speedup = native / time, median of per-repeat ratios (needs --algo ...,native)";
+        return missing + "speedup = native / time, median of per-repeat ratios; with both buffers, the native with "
+                         "the lower median (needs --algo ...,native)";
       case Baseline::none: break;
     }
     return "no speedup column (--baseline none)";
@@ -415,6 +425,13 @@ class Sweep {
   }
 
   /// The name of variant `v`: its algorithm, and its buffers when both kinds are measured.
+  /// What a baseline variant's times are of: Open MPI's call by name, or meshcomm's variant.
+  [[nodiscard]] std::string reference_name(std::size_t v) const {
+    if (!variants_[v].mpi) return variant_name(v);
+    const auto calls = operation_.mpi_calls();
+    return std::string(*variants_[v].mpi == MpiCall::blocking ? calls.blocking : calls.nonblocking);
+  }
+
   [[nodiscard]] std::string variant_name(std::size_t v) const {
     std::string name = variants_[v].algorithm.empty() ? "auto" : variants_[v].algorithm;
     if (options_.user_buffers && options_.shared_buffers) name += variants_[v].user_buffers ? "/user" : "/shared";

@@ -98,8 +98,9 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
       ->capture_default_str()->check(CLI::IsMember({"shared", "user", "both"}));
   std::string baseline = "mpi_best";
   app.add_option("--baseline", baseline,
-                 "what the speedup column compares against: mpi_best (per repeat, the faster of Open MPI's blocking "
-                 "and nonblocking call, on user buffers; host memory under mpirun), native (meshcomm's native "
+                 "what the speedup column compares against: mpi_best (of Open MPI's blocking and "
+                 "nonblocking call on user buffers, the one with the lower median at each size; host memory under "
+                 "mpirun), native (meshcomm's native "
                  "algorithm, when --algo lists it) or none")
       ->capture_default_str()->check(CLI::IsMember({"mpi_best", "native", "none"}));
   try {

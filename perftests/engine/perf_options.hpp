@@ -16,7 +16,7 @@ enum class TimeAcross : std::uint8_t { rank0 = 0, mean = 1, min = 2, max = 3 };
 
 /// What the speedup column compares against (--baseline).
 enum class Baseline : std::uint8_t {
-  mpi_best,  // per repeat, the faster of Open MPI's blocking and nonblocking call, timed in turn
+  mpi_best,  // Open MPI's blocking or nonblocking call, whichever has the lower median at a size
   native,    // meshcomm's own `native` algorithm, when --algo lists it
   none,
 };

@@ -27,4 +27,17 @@ inline double paired_speedup(const std::vector<double>& baseline, const std::vec
   return median(std::move(ratios));
 }
 
+/// Of several baselines timed in the same turns, the index of the one with the lowest median: the
+/// call a user would choose for this size, whose times the variants are then paired with. Taking
+/// the faster baseline in each turn instead would measure against the minimum of two noisy
+/// samples, which is faster than either call and than anything a program can choose in advance.
+/// `candidates` must not be empty.
+inline std::size_t lowest_median(const std::vector<std::vector<double>>& candidates) {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < candidates.size(); ++c) {
+    if (median(candidates[c]) < median(candidates[best])) best = c;
+  }
+  return best;
+}
+
 }  // namespace meshcomm::perf
