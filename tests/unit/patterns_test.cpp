@@ -7,6 +7,7 @@
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
 #include "patterns/collective_tags.hpp"
+#include "patterns/pairwise.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -35,6 +36,32 @@ TEST(Dissemination, RoundsAndPeers) {
   }
   EXPECT_EQ(dissemination_send_peer(6, 7, 2), 3);
   EXPECT_EQ(dissemination_recv_peer(1, 7, 2), 4);
+}
+
+TEST(SwapSchedule, EveryPairSwapsExactlyOnceInRoundsOfDisjointPairs) {
+  for (int size = 1; size <= 9; ++size) {
+    EXPECT_EQ(swap_rounds(size), size == 1 ? 1 : (size % 2 == 0 ? size - 1 : size));
+    std::vector<int> met(static_cast<std::size_t>(size * size), 0);
+    for (int round = 0; round < swap_rounds(size); ++round) {
+      int idle = 0;
+      for (int rank = 0; rank < size; ++rank) {
+        const int peer = swap_peer(rank, size, round);
+        if (peer < 0) {
+          ++idle;
+          continue;
+        }
+        ASSERT_GE(peer, 0);
+        ASSERT_LT(peer, size);
+        ASSERT_NE(peer, rank) << "size " << size << " round " << round;
+        ASSERT_EQ(swap_peer(peer, size, round), rank) << "size " << size << " round " << round;
+        ++met[static_cast<std::size_t>(rank * size + peer)];
+      }
+      EXPECT_EQ(idle, size % 2) << "even sizes pair everyone; odd ones leave one rank out per round";
+    }
+    for (int a = 0; a < size; ++a) {
+      for (int b = 0; b < size; ++b) EXPECT_EQ(met[static_cast<std::size_t>(a * size + b)], a == b ? 0 : 1);
+    }
+  }
 }
 
 TEST(Environment, ParsesDurations) {
