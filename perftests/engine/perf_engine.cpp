@@ -424,7 +424,6 @@ class Sweep {
     return names;
   }
 
-  /// The name of variant `v`: its algorithm, and its buffers when both kinds are measured.
   /// What a baseline variant's times are of: Open MPI's call by name, or meshcomm's variant.
   [[nodiscard]] std::string reference_name(std::size_t v) const {
     if (!variants_[v].mpi) return variant_name(v);
@@ -432,6 +431,7 @@ class Sweep {
     return std::string(*variants_[v].mpi == MpiCall::blocking ? calls.blocking : calls.nonblocking);
   }
 
+  /// The name of variant `v`: its algorithm, and its buffers when both kinds are measured.
   [[nodiscard]] std::string variant_name(std::size_t v) const {
     std::string name = variants_[v].algorithm.empty() ? "auto" : variants_[v].algorithm;
     if (options_.user_buffers && options_.shared_buffers) name += variants_[v].user_buffers ? "/user" : "/shared";
