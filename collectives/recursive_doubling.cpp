@@ -160,18 +160,13 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
         if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size, memory);
         return works;
       }
-      const int half = size >> (step + 1);
-      const int low = (rank / (2 * half)) * (2 * half);
-      const bool keep_low = rank < low + half;
-      const int peer = rank ^ half;
-      const std::size_t keep_first = static_cast<std::size_t>(keep_low ? low : low + half);
-      const std::size_t give_first = static_cast<std::size_t>(keep_low ? low + half : low);
-      const std::size_t bytes = static_cast<std::size_t>(half) * block_bytes;
-      works.push_back(recv_bytes(comm, context->incoming.get(), bytes, peer, tag, args.label, memory));
-      works.push_back(send_bytes(comm, context->accumulated.get() + give_first * block_bytes, bytes, peer, tag,
-                                 args.label, memory));
-      context->pending_offset = keep_first;
-      context->pending_blocks = static_cast<std::size_t>(half);
+      const auto round = halving_round(rank, size, step);
+      const std::size_t bytes = static_cast<std::size_t>(round.span) * block_bytes;
+      works.push_back(recv_bytes(comm, context->incoming.get(), bytes, round.peer, tag, args.label, memory));
+      works.push_back(send_bytes(comm, context->accumulated.get() + round.given_first * block_bytes, bytes,
+                                 round.peer, tag, args.label, memory));
+      context->pending_offset = static_cast<std::size_t>(round.kept_first);
+      context->pending_blocks = static_cast<std::size_t>(round.span);
       return works;
     });
   }

@@ -25,4 +25,24 @@ constexpr int doubling_peer(int rank, int round) noexcept { return rank ^ (1 << 
 /// [first, first + 2^round) of its aligned group.
 constexpr int doubling_group_first(int rank, int round) noexcept { return (rank >> round) << round; }
 
+/// Round `round` of recursive halving over `size` (a power of two) ranks: `rank` and `peer` share
+/// a range of 2 * `span` blocks; each keeps the half that holds its own block, sends the other
+/// half to its peer and reduces what the peer sends of the kept half.
+struct HalvingRound {
+  int peer = 0;
+  int span = 0;         // blocks in each half
+  int kept_first = 0;   // first block of the half this rank keeps
+  int given_first = 0;  // first block of the half it sends
+};
+
+constexpr HalvingRound halving_round(int rank, int size, int round) noexcept {
+  const int span = size >> (round + 1);
+  const int low = (rank / (2 * span)) * (2 * span);
+  const bool keep_low = rank < low + span;
+  return {.peer = rank ^ span,
+          .span = span,
+          .kept_first = keep_low ? low : low + span,
+          .given_first = keep_low ? low + span : low};
+}
+
 }  // namespace meshcomm::detail

@@ -57,6 +57,21 @@ TEST(SelectionTable, RowsAnswerByRanks) {
   EXPECT_EQ(at(4), "recursive_doubling");
 }
 
+TEST(SelectionTable, UcxAllReduceHalvesAndDoublesFromFourRanksBelow8MiB) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
+    auto name = table.first_preferred(CollectiveKind::all_reduce, backend, bytes, ranks,
+                                      [](std::string_view algorithm) { return algorithm != "eager"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  EXPECT_EQ(at(BackendKind::ucx, 64 * KiB, 4), "recursive_doubling");
+  EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 4), "rabenseifner");
+  EXPECT_EQ(at(BackendKind::ucx, 4 * MiB, 8), "rabenseifner");
+  EXPECT_EQ(at(BackendKind::ucx, 8 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::ucx, 1 * MiB, 2), "ring");
+  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "ring");
+}
+
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
   auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
