@@ -9,6 +9,23 @@
 
 namespace meshcomm::detail {
 
+SingleCopyCoreState::SingleCopyCoreState(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal,
+                                         std::size_t bytes, int root_peer, const SingleCopyTags& tags,
+                                         const CallSite& site, int tag)
+    : peers_(std::move(peers)),
+      fatal_(std::move(fatal)),
+      bytes_(bytes),
+      root_peer_(root_peer),
+      tags_(tags),
+      site_(site),
+      tag_(tag) {}
+
+UcxWorker& SingleCopyCoreState::worker() const noexcept { return peers_->worker(); }
+
+void SingleCopyCoreState::withdraw() {
+  if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);
+}
+
 ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag,
                          std::shared_ptr<std::atomic<bool>> sent) {
   struct Outgoing {

@@ -18,14 +18,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "../backend.hpp"
 #include "process_liveness.hpp"
+#include "ucx_single_copy.hpp"
 
 namespace meshcomm::detail {
 
 class UcxPeers;
+class UcxWorker;
 
 /// Where the sender's buffer is.
 struct SingleCopyDescriptor {
@@ -66,34 +69,99 @@ Error single_copy_timed_out(const CallSite& site, int tag, bool send, std::size_
 std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,
                                           const CallSite& site, bool send, std::size_t bytes, int tag);
 
-/// What a single-copy send's and receive's Work share: the core that does the transfer (it
-/// outlives the Work while UCX may still call back into it) and where the call was issued.
-/// `Core` has `test()` and `worker()`.
+/// What the cores of a single-copy send and receive share: the transfer's peer and identity (for
+/// errors), the lock that UCX's callbacks take, the request in flight and how the transfer ended.
+class SingleCopyCoreState {
+ public:
+  SingleCopyCoreState(const SingleCopyCoreState&) = delete;
+  SingleCopyCoreState& operator=(const SingleCopyCoreState&) = delete;
+
+  /// The worker that progresses the transfer.
+  [[nodiscard]] UcxWorker& worker() const noexcept;
+
+ protected:
+  SingleCopyCoreState(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, std::size_t bytes,
+                      int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag);
+  ~SingleCopyCoreState() = default;
+
+  /// Cancels the request in flight, if any; its callback frees it. Called with `mutex_` held.
+  void withdraw();
+
+  std::shared_ptr<UcxPeers> peers_;
+  std::shared_ptr<FatalState> fatal_;
+  std::size_t bytes_;
+  int root_peer_;
+  SingleCopyTags tags_;
+  CallSite site_;
+  int tag_;
+  std::recursive_mutex mutex_;  // UCX may call back into the core while a method holds it
+  void* request_ = nullptr;
+  bool finished_ = false;
+  std::optional<Error> failure_;
+  LivenessSchedule liveness_;
+};
+
+/// What became of a single-copy transfer that its Work stopped waiting for at a timeout.
+enum class AbandonedTransfer {
+  withdrawn,  // nothing moved and nothing will: the communicator stays usable
+  finishing,  // it goes on by itself; if it has finished by now, the wait succeeds after all
+  exposed,    // it is no longer followed, and the peer may still read or write the buffer
+};
+
+/// The Work of a single-copy send or receive. It owns the core that does the transfer (which
+/// outlives the Work while UCX may still call back into it) and remembers where the call was
+/// issued. `Core` has `kSends`, `test()`, `worker()`, `abandon()` (called at a timeout) and
+/// `drop()` (called when the Work goes away).
 template <class Core>
-class SingleCopyWork : public WorkState {
+class SingleCopyWork final : public WorkState {
  public:
   SingleCopyWork(std::shared_ptr<Core> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
                  std::size_t bytes)
       : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+  ~SingleCopyWork() override { core_->drop(); }
+  SingleCopyWork(const SingleCopyWork&) = delete;
+  SingleCopyWork& operator=(const SingleCopyWork&) = delete;
 
   bool test() override { return core_->test(); }
   bool sleep_until_event(Clock::time_point until) override { return core_->worker().sleep_until_event(until); }
 
- protected:
-  /// The timeout error of this transfer at `deadline`.
-  [[nodiscard]] Error timed_out(bool send, Clock::time_point deadline) const {
-    return single_copy_timed_out(site_, tag_, send, bytes_, started_, deadline);
+  /// At the deadline the transfer is abandoned. Where the peer may still touch the buffer, the
+  /// communicator cannot be used again.
+  void wait_until(Clock::time_point deadline) override {
+    if (poll_until([this] { return test(); }, deadline)) return;
+    const auto error = single_copy_timed_out(site_, tag_, Core::kSends, bytes_, started_, deadline);
+    switch (core_->abandon()) {
+      case AbandonedTransfer::withdrawn:
+        throw error;
+      case AbandonedTransfer::finishing:
+        if (test()) return;
+        break;
+      case AbandonedTransfer::exposed:
+        break;
+    }
+    fatal_->set(error);
+    throw error;
   }
 
+ private:
   std::shared_ptr<Core> core_;
   std::shared_ptr<FatalState> fatal_;
-
- private:
   CallSite site_;
   int tag_;
   std::size_t bytes_;
   Clock::time_point started_ = Clock::now();
 };
+
+/// Starts a single-copy transfer of `data` with root rank `root_peer` driven by a new `Core`,
+/// and returns its Work.
+template <class Core, class Buffer>
+std::shared_ptr<WorkState> start_single_copy(const std::shared_ptr<UcxPeers>& peers,
+                                             const std::shared_ptr<FatalState>& fatal, Buffer data, int root_peer,
+                                             const SingleCopyTags& tags, const CallSite& site, int tag) {
+  auto core = std::make_shared<Core>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
+  core->start(core);
+  return std::make_shared<SingleCopyWork<Core>>(std::move(core), fatal, site, tag, data.bytes());
+}
 
 /// Posts a tagged receive of `bytes` into `buffer` whose completion calls `(core.*handler)(request,
 /// status, received length)` from UCX's progress; the core stays alive until then. Returns the

@@ -19,24 +19,17 @@ namespace {
 /// A receive by descriptor, driven from UCX's callbacks: whichever thread progresses the worker
 /// when the descriptor arrives reads the sender's buffer (or asks for it) and answers, so a
 /// sender never waits on a receiver whose thread is waiting on something else.
-class ReceiveCore {
+class ReceiveCore final : public SingleCopyCoreState {
  public:
+  static constexpr bool kSends = false;
+
   ReceiveCore(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, void* data, std::size_t bytes,
               int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag)
-      : peers_(std::move(peers)),
-        fatal_(std::move(fatal)),
-        data_(data),
-        bytes_(bytes),
-        root_peer_(root_peer),
-        tags_(tags),
-        site_(site),
-        tag_(tag) {}
+      : SingleCopyCoreState(std::move(peers), std::move(fatal), bytes, root_peer, tags, site, tag), data_(data) {}
   ~ReceiveCore() { release_payload_claim(); }
-  ReceiveCore(const ReceiveCore&) = delete;
-  ReceiveCore& operator=(const ReceiveCore&) = delete;
 
   /// Posts the descriptor's receive; `self` is this core, kept alive until UCX's callback.
-  void post(const std::shared_ptr<ReceiveCore>& self) {
+  void start(const std::shared_ptr<ReceiveCore>& self) {
     self_ = self;
     auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(self, peers_->worker().worker(), &descriptor_,
                                                                           sizeof descriptor_, tags_.descriptor);
@@ -68,17 +61,14 @@ class ReceiveCore {
     return answered;
   }
 
-  /// Withdraws the receive if no descriptor came yet: true if it did so. Once a descriptor came,
-  /// the receive finishes by itself (an asked-for payload may still land in the buffer).
-  bool withdraw_unannounced() {
-    std::lock_guard lock(mutex_);
-    if (finished_ || !waiting_for_descriptor_) return false;
-    withdraw();
-    finished_ = true;
-    return true;
+  /// At a timeout: withdrawn if no descriptor came yet. Once one came, the receive finishes by
+  /// itself (an asked-for payload may still land in the buffer).
+  AbandonedTransfer abandon() {
+    return withdraw_unannounced() ? AbandonedTransfer::withdrawn : AbandonedTransfer::finishing;
   }
 
-  UcxWorker& worker() const noexcept { return peers_->worker(); }
+  /// When the Work goes away: a receive no descriptor came for yet is withdrawn.
+  void drop() { withdraw_unannounced(); }
 
  private:
   void announced(void* request, ucs_status_t status, std::size_t length) {
@@ -168,8 +158,13 @@ class ReceiveCore {
     finished_ = true;
   }
 
-  void withdraw() {
-    if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);  // its callback frees it
+  /// Withdraws the receive if no descriptor came yet: true if it did so.
+  bool withdraw_unannounced() {
+    std::lock_guard lock(mutex_);
+    if (finished_ || !waiting_for_descriptor_) return false;
+    withdraw();
+    finished_ = true;
+    return true;
   }
 
   void release_payload_claim() {
@@ -177,40 +172,12 @@ class ReceiveCore {
     payload_claimed_ = false;
   }
 
-  std::shared_ptr<UcxPeers> peers_;
-  std::shared_ptr<FatalState> fatal_;
   void* data_;
-  std::size_t bytes_;
-  int root_peer_;
-  SingleCopyTags tags_;
-  CallSite site_;
-  int tag_;
   std::weak_ptr<ReceiveCore> self_;
-  std::recursive_mutex mutex_;  // UCX may call back into the core while a method holds it
-  void* request_ = nullptr;
   bool waiting_for_descriptor_ = true;
   bool payload_claimed_ = false;
-  bool finished_ = false;
   std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
-  std::optional<Error> failure_;
   SingleCopyDescriptor descriptor_;
-  LivenessSchedule liveness_;
-};
-
-class SingleCopyReceive final : public SingleCopyWork<ReceiveCore> {
- public:
-  using SingleCopyWork::SingleCopyWork;
-  ~SingleCopyReceive() override { core_->withdraw_unannounced(); }
-
-  void wait_until(Clock::time_point deadline) override {
-    if (poll_until([this] { return test(); }, deadline)) return;
-    const auto error = timed_out(false, deadline);
-    if (core_->withdraw_unannounced()) throw error;  // nothing came: the communicator stays usable
-    if (test()) return;
-    // The payload was asked for and has not come: it may still land in the buffer later.
-    fatal_->set(error);
-    throw error;
-  }
 };
 
 }  // namespace
@@ -219,9 +186,7 @@ std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPe
                                                      const std::shared_ptr<FatalState>& fatal, BufferView data,
                                                      int root_peer, const SingleCopyTags& tags, const CallSite& site,
                                                      int tag) {
-  auto core = std::make_shared<ReceiveCore>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
-  core->post(core);
-  return std::make_shared<SingleCopyReceive>(std::move(core), fatal, site, tag, data.bytes());
+  return start_single_copy<ReceiveCore>(peers, fatal, data, root_peer, tags, site, tag);
 }
 
 }  // namespace meshcomm::detail

@@ -19,23 +19,16 @@ namespace {
 /// A send by descriptor, driven from UCX's callback: the answer's arrival starts the payload
 /// where the receiver asks for it, whichever thread progresses the worker then, so a receiver
 /// never waits on a sender whose thread is waiting on something else.
-class SendCore {
+class SendCore final : public SingleCopyCoreState {
  public:
+  static constexpr bool kSends = true;
+
   SendCore(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, const void* data, std::size_t bytes,
            int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag)
-      : peers_(std::move(peers)),
-        fatal_(std::move(fatal)),
+      : SingleCopyCoreState(std::move(peers), std::move(fatal), bytes, root_peer, tags, site, tag),
         data_(data),
-        bytes_(bytes),
-        root_peer_(root_peer),
-        tags_(tags),
-        site_(site),
-        tag_(tag) {
-    descriptor_ = {.address = reinterpret_cast<std::uint64_t>(data), .bytes = bytes};
-  }
+        descriptor_{.address = reinterpret_cast<std::uint64_t>(data), .bytes = bytes} {}
   ~SendCore() { stop_counting(); }
-  SendCore(const SendCore&) = delete;
-  SendCore& operator=(const SendCore&) = delete;
 
   /// Posts the answer's receive, then sends the descriptor; `self` is this core, kept alive
   /// until UCX's callback.
@@ -88,14 +81,16 @@ class SendCore {
     return payload && payload->test();
   }
 
-  /// After a timeout: no answer is awaited any more (the receiver may still read the buffer).
-  void give_up() {
+  /// At a timeout: no answer is awaited any more, and the receiver may still read the buffer.
+  AbandonedTransfer abandon() {
     std::lock_guard lock(mutex_);
     if (!answered_) withdraw();
     finished_ = true;
+    return AbandonedTransfer::exposed;
   }
 
-  UcxWorker& worker() const noexcept { return peers_->worker(); }
+  /// When the Work goes away: the transfer goes on, the core kept alive by UCX's callbacks.
+  void drop() {}
 
  private:
   void answered(void* request, ucs_status_t status, std::size_t length) {
@@ -135,48 +130,18 @@ class SendCore {
     stop_counting();
   }
 
-  void withdraw() {
-    if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);  // its callback frees it
-  }
-
   void stop_counting() {
     if (counted_) peers_->worker().count_large_send(-1);
     counted_ = false;
   }
 
-  std::shared_ptr<UcxPeers> peers_;
-  std::shared_ptr<FatalState> fatal_;
   const void* data_;
-  std::size_t bytes_;
-  int root_peer_;
-  SingleCopyTags tags_;
-  CallSite site_;
-  int tag_;
-  std::recursive_mutex mutex_;  // UCX may call back into the core while a method holds it
-  void* request_ = nullptr;
+  SingleCopyDescriptor descriptor_;
   bool counted_ = false;
   bool answered_ = false;
-  bool finished_ = false;
-  std::optional<Error> failure_;
-  SingleCopyDescriptor descriptor_;
   SingleCopyAnswer answer_;
   std::shared_ptr<WorkState> announced_;
   std::shared_ptr<WorkState> payload_;
-  LivenessSchedule liveness_;
-};
-
-class SingleCopySend final : public SingleCopyWork<SendCore> {
- public:
-  using SingleCopyWork::SingleCopyWork;
-
-  void wait_until(Clock::time_point deadline) override {
-    if (poll_until([this] { return test(); }, deadline)) return;
-    core_->give_up();
-    // The receiver may still read the buffer: the communicator cannot be used again.
-    const auto error = timed_out(true, deadline);
-    fatal_->set(error);
-    throw error;
-  }
 };
 
 }  // namespace
@@ -185,9 +150,7 @@ std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers
                                                   const std::shared_ptr<FatalState>& fatal, ConstBufferView data,
                                                   int root_peer, const SingleCopyTags& tags, const CallSite& site,
                                                   int tag) {
-  auto core = std::make_shared<SendCore>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
-  core->start(core);
-  return std::make_shared<SingleCopySend>(std::move(core), fatal, site, tag, data.bytes());
+  return start_single_copy<SendCore>(peers, fatal, data, root_peer, tags, site, tag);
 }
 
 }  // namespace meshcomm::detail
