@@ -36,10 +36,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   8 KiB the ring's halves stay under Open MPI's 4 KiB eager limit while recursive doubling's
   //   whole message does not: 2.2 against 3.6 us at 4 KiB;
   // - on ucx at 4 ranks, Rabenseifner's halving-doubling all-reduce (2 log2(P) rounds) beat the
-  //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.0-2.7x, 0.77-1.15x mpi_best
-  //   against 0.26-0.86x; from 8 MiB the ring was 2-8% ahead out of place (10-30% behind in
-  //   place). At two ranks both are one exchange each way; on mpi at 4 ranks it was 0.77-0.92x
-  //   the ring from 1 MiB;
+  //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.03-2.74x out of place, 0.75-0.93x
+  //   mpi_best against 0.27-0.90x; from 8 MiB the ring was 2-8% ahead out of place (10-30%
+  //   behind in place). At two ranks the ring, which reduces each chunk while the next moves,
+  //   was 1.03-1.28x ahead out of place; on mpi at 4 ranks it was 0.77-0.86x the ring from 1 MiB;
   // - all-to-all gains nothing over Open MPI's own, so on mpi it is native; all-to-allv is
   //   pairwise, since native first exchanges every pair's counts (0.48 us pairwise against
   //   1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
