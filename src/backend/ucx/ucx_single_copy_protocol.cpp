@@ -22,6 +22,19 @@ SingleCopyCoreState::SingleCopyCoreState(std::shared_ptr<UcxPeers> peers, std::s
 
 UcxWorker& SingleCopyCoreState::worker() const noexcept { return peers_->worker(); }
 
+Error SingleCopyCoreState::timed_out(bool send, Clock::time_point started, Clock::time_point deadline) const {
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started).count();
+  return Error(ErrorCode::timeout,
+               fmt::format("{} of {} bytes {} peer {} (tag {}) {} within {} ms: peer {} {} no matching {} (or one "
+                           "too small to go in one copy, as this one does: sizes must match)",
+                           send ? "send" : "receive", bytes_, send ? "to" : "from", site_.peer, tag_,
+                           send ? "was not taken" : "got no message", waited, site_.peer, send ? "posted" : "sent",
+                           send ? "receive" : "message"),
+               site_.context());
+}
+
+void SingleCopyCoreState::make_fatal(const Error& error) const { fatal_->set(error); }
+
 void SingleCopyCoreState::withdraw() {
   if (request_ != nullptr) ucp_request_cancel(peers_->worker().worker(), request_);
 }
@@ -60,18 +73,6 @@ int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::
     done += static_cast<std::size_t>(moved);
   }
   return 0;
-}
-
-Error single_copy_timed_out(const CallSite& site, int tag, bool send, std::size_t bytes, Clock::time_point started,
-                            Clock::time_point deadline) {
-  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started).count();
-  return Error(ErrorCode::timeout,
-               fmt::format("{} of {} bytes {} peer {} (tag {}) {} within {} ms: peer {} {} no matching {} (or one "
-                           "too small to go in one copy, as this one does: sizes must match)",
-                           send ? "send" : "receive", bytes, send ? "to" : "from", site.peer, tag,
-                           send ? "was not taken" : "got no message", waited, site.peer, send ? "posted" : "sent",
-                           send ? "receive" : "message"),
-               site.context());
 }
 
 std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,

@@ -58,11 +58,6 @@ ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_
 /// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes);
 
-/// The error of a single-copy send or receive that did not finish by its deadline; the hint
-/// covers the one way both sides can disagree silently (sizes on either side of the threshold).
-Error single_copy_timed_out(const CallSite& site, int tag, bool send, std::size_t bytes, Clock::time_point started,
-                            Clock::time_point deadline);
-
 /// Why a single-copy transfer still waiting on `root_peer` can never finish: the peer failed
 /// (then the communicator is made fatal) or the communicator was aborted. Nothing otherwise.
 /// `liveness` paces the looks at a same-host peer's process.
@@ -78,6 +73,14 @@ class SingleCopyCoreState {
 
   /// The worker that progresses the transfer.
   [[nodiscard]] UcxWorker& worker() const noexcept;
+
+  /// The error of this transfer, started at `started`, that did not finish by `deadline`; `send`
+  /// says which side this is. Its hint covers the one way both sides can disagree silently
+  /// (sizes on either side of the threshold).
+  [[nodiscard]] Error timed_out(bool send, Clock::time_point started, Clock::time_point deadline) const;
+
+  /// Makes the communicator fatal with `error`.
+  void make_fatal(const Error& error) const;
 
  protected:
   SingleCopyCoreState(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, std::size_t bytes,
@@ -108,16 +111,14 @@ enum class AbandonedTransfer {
   exposed,    // it is no longer followed, and the peer may still read or write the buffer
 };
 
-/// The Work of a single-copy send or receive. It owns the core that does the transfer (which
-/// outlives the Work while UCX may still call back into it) and remembers where the call was
-/// issued. `Core` has `kSends`, `test()`, `worker()`, `abandon()` (called at a timeout) and
-/// `drop()` (called when the Work goes away).
+/// The Work of a single-copy send or receive. It owns the core that does the transfer, which
+/// outlives the Work while UCX may still call back into it. `Core` is a SingleCopyCoreState with
+/// `kSends`, `test()`, `abandon()` (called at a timeout) and `drop()` (called when the Work goes
+/// away).
 template <class Core>
 class SingleCopyWork final : public WorkState {
  public:
-  SingleCopyWork(std::shared_ptr<Core> core, std::shared_ptr<FatalState> fatal, const CallSite& site, int tag,
-                 std::size_t bytes)
-      : core_(std::move(core)), fatal_(std::move(fatal)), site_(site), tag_(tag), bytes_(bytes) {}
+  explicit SingleCopyWork(std::shared_ptr<Core> core) : core_(std::move(core)) {}
   ~SingleCopyWork() override { core_->drop(); }
   SingleCopyWork(const SingleCopyWork&) = delete;
   SingleCopyWork& operator=(const SingleCopyWork&) = delete;
@@ -129,7 +130,7 @@ class SingleCopyWork final : public WorkState {
   /// communicator cannot be used again.
   void wait_until(Clock::time_point deadline) override {
     if (poll_until([this] { return test(); }, deadline)) return;
-    const auto error = single_copy_timed_out(site_, tag_, Core::kSends, bytes_, started_, deadline);
+    const auto error = core_->timed_out(Core::kSends, started_, deadline);
     switch (core_->abandon()) {
       case AbandonedTransfer::withdrawn:
         throw error;
@@ -139,16 +140,12 @@ class SingleCopyWork final : public WorkState {
       case AbandonedTransfer::exposed:
         break;
     }
-    fatal_->set(error);
+    core_->make_fatal(error);
     throw error;
   }
 
  private:
   std::shared_ptr<Core> core_;
-  std::shared_ptr<FatalState> fatal_;
-  CallSite site_;
-  int tag_;
-  std::size_t bytes_;
   Clock::time_point started_ = Clock::now();
 };
 
@@ -160,7 +157,7 @@ std::shared_ptr<WorkState> start_single_copy(const std::shared_ptr<UcxPeers>& pe
                                              const SingleCopyTags& tags, const CallSite& site, int tag) {
   auto core = std::make_shared<Core>(peers, fatal, data.data, data.bytes(), root_peer, tags, site, tag);
   core->start(core);
-  return std::make_shared<SingleCopyWork<Core>>(std::move(core), fatal, site, tag, data.bytes());
+  return std::make_shared<SingleCopyWork<Core>>(std::move(core));
 }
 
 /// Posts a tagged receive of `bytes` into `buffer` whose completion calls `(core.*handler)(request,
