@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "algorithm.hpp"
@@ -22,5 +23,9 @@ std::unique_ptr<Algorithm> make_shm_all_gather();
 std::unique_ptr<Algorithm> make_shm_reduce_scatter();
 std::vector<std::unique_ptr<Algorithm>> make_native_algorithms();
 std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms();
+
+/// Why an algorithm over recursive doubling or halving cannot run on `comm`: empty where its
+/// size is a power of two.
+std::string needs_power_of_two_ranks(const CommunicatorImpl& comm);
 
 }  // namespace meshcomm::detail

@@ -2,8 +2,6 @@
 // all-gather, both on the output. It moves the ring's bytes in 2 log2(P) rounds instead of
 // 2 (P - 1), so it leads where the ring's per-round latency still counts.
 
-#include <fmt/format.h>
-
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "internal_p2p.hpp"
@@ -15,13 +13,6 @@ namespace meshcomm::detail {
 
 namespace {
 
-/// Elements [first block, first block + blocks) of `count` cut into `size` nearly equal blocks.
-Block block_range(std::size_t count, int size, int first, int blocks) {
-  const std::size_t begin = block_of(count, size, first).offset;
-  const std::size_t end = block_of(count, size, first + blocks).offset;  // block `size` starts at `count`
-  return {begin, end - begin};
-}
-
 /// Any count (blocks differ by one element at most) on a power-of-two number of ranks. Every
 /// block is reduced by one rank and copied to the others, so all ranks hold identical results.
 class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
@@ -29,8 +20,7 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
   RabenseifnerAllReduce() : AlgorithmOf("rabenseifner") {}
 
   std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
-    if (is_power_of_two(comm.size())) return {};
-    return fmt::format("it needs a power-of-two number of ranks, not {}", comm.size());
+    return needs_power_of_two_ranks(comm);
   }
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
@@ -47,7 +37,7 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     if (!args.in_place) copy_bytes(args.output.data, args.input.data, args.output.bytes(), memory);
     auto context = std::make_shared<Context>();
     // The first round receives the larger half: the leading blocks hold the extra elements.
-    context->incoming = comm.scratch().acquire(block_range(count, size, 0, size / 2).count * element, memory);
+    context->incoming = comm.scratch().acquire(blocks_of(count, size, 0, size / 2).count * element, memory);
     const int tag = comm.reserve_internal_tags(1);
     auto at = [data = args.output.data, element](std::size_t elements) {
       return byte_offset(data, elements * element);
@@ -64,8 +54,8 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
       std::vector<Work> works;
       if (step < rounds) {
         const auto round = halving_round(rank, size, step);
-        const Block kept = block_range(count, size, round.kept_first, round.span);
-        const Block given = block_range(count, size, round.given_first, round.span);
+        const Block kept = blocks_of(count, size, round.kept_first, round.span);
+        const Block given = blocks_of(count, size, round.given_first, round.span);
         works.push_back(
             recv_bytes(comm, context->incoming.get(), kept.count * element, round.peer, tag, args.label, memory));
         works.push_back(send_bytes(comm, at(given.offset), given.count * element, round.peer, tag, args.label, memory));
@@ -79,8 +69,8 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
       }
       if (round < rounds) {
         const int peer = doubling_peer(rank, round);
-        const Block held = block_range(count, size, doubling_group_first(rank, round), 1 << round);
-        const Block theirs = block_range(count, size, doubling_group_first(peer, round), 1 << round);
+        const Block held = blocks_of(count, size, doubling_group_first(rank, round), 1 << round);
+        const Block theirs = blocks_of(count, size, doubling_group_first(peer, round), 1 << round);
         works.push_back(recv_bytes(comm, at(theirs.offset), theirs.count * element, peer, tag, args.label, memory));
         works.push_back(send_bytes(comm, at(held.offset), held.count * element, peer, tag, args.label, memory));
       }

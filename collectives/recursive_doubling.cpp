@@ -13,12 +13,12 @@
 
 namespace meshcomm::detail {
 
-namespace {
-
-std::string needs_power_of_two(const CommunicatorImpl& comm) {
+std::string needs_power_of_two_ranks(const CommunicatorImpl& comm) {
   if (is_power_of_two(comm.size())) return {};
   return fmt::format("it needs a power-of-two number of ranks, not {}", comm.size());
 }
+
+namespace {
 
 /// All-reduce: ranks beyond the largest power of two first fold their data into a partner, the
 /// power-of-two ranks exchange whole vectors for log2 rounds, then the partners get the result.
@@ -90,7 +90,7 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
  public:
   RecursiveDoublingAllGather() : AlgorithmOf("recursive_doubling") {}
   std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
-    return needs_power_of_two(comm);
+    return needs_power_of_two_ranks(comm);
   }
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const int rank = comm.rank();
@@ -127,7 +127,7 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
  public:
   RecursiveHalvingReduceScatter() : AlgorithmOf("recursive_halving") {}
   std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
-    return needs_power_of_two(comm);
+    return needs_power_of_two_ranks(comm);
   }
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     struct Context {

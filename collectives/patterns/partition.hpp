@@ -20,4 +20,11 @@ constexpr Block block_of(std::size_t total, int parts, int index) noexcept {
   return {i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
 }
 
+/// Blocks [first, first + blocks) of `total` elements cut into `parts` nearly equal blocks, as
+/// one range (block `parts` starts at `total`).
+constexpr Block blocks_of(std::size_t total, int parts, int first, int blocks) noexcept {
+  const std::size_t begin = block_of(total, parts, first).offset;
+  return {begin, block_of(total, parts, first + blocks).offset - begin};
+}
+
 }  // namespace meshcomm::detail

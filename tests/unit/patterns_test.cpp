@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "chunked_ring.hpp"
 #include "dissemination_barrier.hpp"
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
 #include "patterns/collective_tags.hpp"
 #include "patterns/pairwise.hpp"
+#include "patterns/partition.hpp"
+#include "patterns/recursive_doubling.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -62,6 +66,41 @@ TEST(SwapSchedule, EveryPairSwapsExactlyOnceInRoundsOfDisjointPairs) {
       for (int b = 0; b < size; ++b) EXPECT_EQ(met[static_cast<std::size_t>(a * size + b)], a == b ? 0 : 1);
     }
   }
+}
+
+TEST(HalvingRound, PartnersSplitTheirSharedRangeAndEachKeepsItsOwnBlock) {
+  for (int size : {1, 2, 4, 8, 16}) {
+    for (int rank = 0; rank < size; ++rank) {
+      int first = 0;
+      int blocks = size;  // the range this rank still reduces
+      for (int round = 0; round < doubling_rounds(size); ++round) {
+        const auto step = halving_round(rank, size, round);
+        const auto theirs = halving_round(step.peer, size, round);
+        EXPECT_EQ(theirs.peer, rank);
+        EXPECT_EQ(theirs.kept_first, step.given_first);
+        EXPECT_EQ(theirs.given_first, step.kept_first);
+        EXPECT_EQ(2 * step.span, blocks);
+        EXPECT_EQ(std::min(step.kept_first, step.given_first), first);
+        first = step.kept_first;
+        blocks = step.span;
+        EXPECT_LE(first, rank);
+        EXPECT_LT(rank, first + blocks);
+      }
+      EXPECT_EQ(first, rank);
+      EXPECT_EQ(blocks, 1);
+    }
+  }
+}
+
+TEST(Partition, BlocksOfJoinsNeighbouringBlocksIntoOneRange) {
+  // 10 elements in 4 blocks: 3, 3, 2, 2.
+  EXPECT_EQ(blocks_of(10, 4, 0, 2).offset, 0u);
+  EXPECT_EQ(blocks_of(10, 4, 0, 2).count, 6u);
+  EXPECT_EQ(blocks_of(10, 4, 2, 2).offset, 6u);
+  EXPECT_EQ(blocks_of(10, 4, 2, 2).count, 4u);
+  EXPECT_EQ(blocks_of(10, 4, 1, 1).count, 3u);
+  EXPECT_EQ(blocks_of(10, 4, 0, 4).count, 10u);
+  EXPECT_EQ(blocks_of(3, 4, 3, 1).count, 0u);  // fewer elements than blocks
 }
 
 TEST(Environment, ParsesDurations) {
