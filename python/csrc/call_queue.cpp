@@ -45,6 +45,7 @@ void CallQueue::submit(c10::intrusive_ptr<TorchWork> work, Start start, Finish f
   {
     std::lock_guard lock(mutex_);
     calls_.push_back({.work = std::move(work), .start = std::move(start), .finish = std::move(finish)});
+    calls_queued_.store(calls_.size());
   }
   (void)drive();
   if (parked_.load()) wake();  // otherwise the worker looks in within its nap
@@ -90,6 +91,7 @@ bool CallQueue::drive() {
       if (over) {
         ended.emplace_back(std::move(call->work), error);
         call = calls_.erase(call);
+        calls_queued_.store(calls_.size());
       } else {
         ++call;
       }
@@ -99,17 +101,12 @@ bool CallQueue::drive() {
   return started || !ended.empty();
 }
 
-bool CallQueue::busy() {
-  std::lock_guard lock(mutex_);
-  return !calls_.empty();
-}
-
 void CallQueue::sleep(std::chrono::microseconds nap, const std::function<bool()>& ready) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(doorbell_);
   if (nap.count() == 0) {
-    submitted_.wait(lock, ready);
+    rung_.wait(lock, ready);
   } else {
-    submitted_.wait_for(lock, nap, ready);
+    rung_.wait_for(lock, nap, ready);
   }
 }
 
@@ -124,9 +121,10 @@ void CallQueue::run_exclusively(const std::function<void(Communicator&)>& body) 
 }
 
 void CallQueue::wake() {
-  // Through the lock: a thread that found its condition false under it is waiting by now.
-  { const std::lock_guard lock(mutex_); }
-  submitted_.notify_all();
+  // Through the doorbell's lock: a thread that found its condition false under it is waiting by
+  // now (the conditions read atomics that are set before this is called).
+  { const std::lock_guard lock(doorbell_); }
+  rung_.notify_all();
 }
 
 }  // namespace meshcomm::torch_plugin

@@ -71,11 +71,11 @@ class CallQueue {
   /// Starts what is queued and polls what is started, once, unless another thread is at it;
   /// completes the calls that ended. True when anything started or ended.
   bool drive();
-  /// True while calls are queued or under way.
-  [[nodiscard]] bool busy();
-  /// busy() for a sleep() condition, which runs with the queue's lock held.
-  [[nodiscard]] bool has_calls_locked() const noexcept { return !calls_.empty(); }
-  /// Waits until `ready` holds or `nap` passed (zero: no bound); woken by submit() and wake().
+  /// True while calls are queued or under way; never waits for the thread that drives.
+  [[nodiscard]] bool busy() const noexcept { return calls_queued_.load() > 0; }
+  /// Waits until `ready` holds or `nap` passed (zero: no bound); woken by wake(), which a
+  /// submit() to a parked worker rings. The sleeper never takes the lock that drive() holds
+  /// while it polls, so a caller polling its call pays nothing for a sleeping worker.
   void sleep(std::chrono::microseconds nap, const std::function<bool()>& ready);
   /// Wakes a thread in sleep().
   void wake();
@@ -114,8 +114,10 @@ class CallQueue {
   std::unique_ptr<Communicator> comm_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;  // the calls and the communicator
-  std::condition_variable submitted_;
   std::deque<Call> calls_;
+  std::atomic<std::size_t> calls_queued_{0};  // calls_.size(), readable without mutex_
+  std::mutex doorbell_;                       // only for sleep() and wake()
+  std::condition_variable rung_;
   std::atomic<int> waiters_{0};
   std::atomic<bool> parked_{false};
 };

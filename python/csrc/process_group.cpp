@@ -72,7 +72,7 @@ void ProcessGroupMeshcomm::serve() {
       continue;
     }
     queue_->set_parked(true);
-    queue_->sleep(std::chrono::microseconds{0}, [this] { return stopping_.load() || queue_->has_calls_locked(); });
+    queue_->sleep(std::chrono::microseconds{0}, [this] { return stopping_.load() || queue_->busy(); });
     queue_->set_parked(false);
     idle_looks = 0;
   }
