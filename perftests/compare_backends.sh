@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every collective on the ucx backend beside the mpi backend, under mpirun -np 2: the two
-# alternate, operation by operation, over several rounds (so that drift on the machine hits both
-# alike), and the table gives the medians and ucx / mpi for user and allocate_shared buffers.
+# Every collective on the ucx backend beside the mpi backend, under mpirun -np 2: each perftest
+# runs both in the same process (--backend mpi,ucx), their timed repeats interleaved, so that drift
+# on the machine hits both alike. Over several rounds, the table gives the median times and ucx /
+# mpi paired repeat by repeat (each ratio from two runs of calls timed moments apart), with the
+# range of the rounds' medians of those ratios, for user and allocate_shared buffers.
 #
 #   bash perftests/compare_backends.sh [build-dir] [rounds] [sizes...]
 #   bash perftests/compare_backends.sh build 5 1K 64K 1M 16M 64M
@@ -15,10 +17,10 @@ sizes=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../tools/mpi_environment.sh"
 operations=(all_gather reduce_scatter all_reduce alltoall broadcast)
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
 
-# Fewer iterations for large sizes keep a round short; the medians over rounds absorb the noise.
+# Fewer iterations for large sizes keep a round short; pairing and the rounds absorb the noise.
 iterations() {
   case "$1" in
     *G | [0-9][0-9]M | [4-9]M) echo 10 ;;
@@ -30,26 +32,42 @@ iterations() {
 for ((round = 1; round <= rounds; ++round)); do
   for operation in "${operations[@]}"; do
     for size in "${sizes[@]}"; do
-      for backend in mpi ucx; do
-        mpirun -np 2 "$build/perftests/${operation}_perf" --backend "$backend" -b "$size" -e "$size" \
-          -n "$(iterations "$size")" -w 3 --repeat 3 --buffers both --baseline none \
-          | awk -v op="$operation" -v b="$backend" '$1 ~ /^[0-9]+$/ {split($6, a, "/"); print op, $1, a[2], b, $7}' \
-          >> "$results"
-      done
+      mpirun -np 2 "$build/perftests/${operation}_perf" --backend mpi,ucx -b "$size" -e "$size" \
+        -n "$(iterations "$size")" -w 3 --repeat 5 --buffers both --baseline none \
+        --json "$results/$round-$operation-$size.json" > /dev/null
     done
   done
 done
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-printf "# mpirun -np 2, %d rounds alternated, median time per call (us); ucx/mpi above 1.05 is marked\n" "$rounds"
-printf "%-15s %10s %7s %12s %12s %9s\n" "operation" "bytes" "buffers" "mpi (us)" "ucx (us)" "ucx/mpi"
-awk '{print $1, $2, $3}' "$results" | sort -u -k1,1 -k2,2n -k3,3 | while read -r operation bytes buffers; do
-  pick() {
-    awk -v o="$operation" -v s="$bytes" -v u="$buffers" -v b="$1" \
-      '$1 == o && $2 == s && $3 == u && $4 == b {print $5}' "$results" | median
-  }
-  mpi=$(pick mpi)
-  ucx=$(pick ucx)
-  awk -v o="$operation" -v s="$bytes" -v u="$buffers" -v m="$mpi" -v x="$ucx" \
-    'BEGIN {r = x / m; printf "%-15s %10s %7s %12.2f %12.2f %8.2f%s\n", o, s, u, m, x, r, (r > 1.05 ? " *" : "")}'
-done
+/usr/bin/python3 - "$results" "$rounds" <<'PYTHON'
+import glob, json, statistics, sys
+from collections import defaultdict
+
+directory, rounds = sys.argv[1], int(sys.argv[2])
+times = defaultdict(lambda: {"mpi": [], "ucx": []})  # (op, bytes, buffers) -> backend -> per-run medians
+ratios = defaultdict(list)                            # (op, bytes, buffers) -> per-run lists of paired ratios
+for path in sorted(glob.glob(f"{directory}/*.json")):
+    runs = defaultdict(dict)
+    for record in json.load(open(path)):
+        if record["algo"] != "auto" or record["in_place"]:
+            continue
+        key = (record["op"], record["bytes"], record["buffers"])
+        runs[key][record["backend"]] = record
+    for key, backends in runs.items():
+        mpi, ucx = backends["mpi"], backends["ucx"]
+        times[key]["mpi"].append(mpi["time_us"])
+        times[key]["ucx"].append(ucx["time_us"])
+        ratios[key].append([u / m for m, u in zip(mpi["repeat_times_us"], ucx["repeat_times_us"]) if m > 0 and u > 0])
+
+print(f"# mpirun -np 2, {rounds} rounds, both backends in each run, out of place; times: median over the rounds of")
+print("# each run's median (us); ucx/mpi: median of every repeat's paired ratio, and the range of the rounds'")
+print("# medians; a paired ratio above 1.05 is marked")
+print(f"{'operation':<15} {'bytes':>10} {'buffers':>7} {'mpi (us)':>12} {'ucx (us)':>12} {'ucx/mpi':>8} {'rounds':>12}")
+for key in sorted(ratios):
+    operation, size, buffers = key
+    paired = statistics.median([r for run in ratios[key] for r in run])
+    per_round = [statistics.median(run) for run in ratios[key] if run]
+    print(f"{operation:<15} {size:>10} {buffers:>7} {statistics.median(times[key]['mpi']):>12.2f} "
+          f"{statistics.median(times[key]['ucx']):>12.2f} {paired:>8.2f} "
+          f"{min(per_round):>5.2f}-{max(per_round):<5.2f}{' *' if paired > 1.05 else ''}")
+PYTHON

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "meshcomm/bootstrap.hpp"
@@ -58,10 +59,17 @@ std::uint64_t sum_over_ranks(Communicator& comm, std::uint64_t value) {
   return total;
 }
 
+/// One perftest run: every size, every variant (algorithm, buffers, backend, or Open MPI's own
+/// call) measured side by side. With several communicators (--backend mpi,ucx) every variant
+/// runs on each; the first one also carries the run's own barriers and reductions.
 class Sweep {
  public:
-  Sweep(const PerfOperation& operation, const PerfOptions& options, Communicator& comm)
-      : operation_(operation), options_(options), comm_(comm), element_(size_of(options.type)) {
+  Sweep(const PerfOperation& operation, const PerfOptions& options, std::vector<Communicator*> communicators)
+      : operation_(operation),
+        options_(options),
+        comm_(*communicators.front()),
+        communicators_(std::move(communicators)),
+        element_(size_of(options.type)) {
     settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = "", .memory = options.memory};
     if (options.memory == MemoryKind::cuda) {
       stream_ = verifiable::new_stream();
@@ -77,18 +85,23 @@ class Sweep {
       }
     }
     const bool mpi_best = baseline_ == Baseline::mpi_best;
-    const auto largest = operation.counts(options.max_bytes / element_, comm.size(), comm.rank());
-    for (bool user : {false, true}) {
-      const bool measured = user ? options.user_buffers : options.shared_buffers;
-      if (!measured && !(user && mpi_best)) continue;  // Open MPI's calls run on user buffers
-      auto& kind = buffers_[user ? 1 : 0];
-      kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user, options.memory);
-      kind.recv =
-          std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user, options.memory);
-      if (!measured) continue;
-      // Every (algorithm, buffers) pair is one column of the comparison.
-      for (const auto& algorithm : options.algorithms) {
-        variants_.push_back({.algorithm = algorithm, .user_buffers = user});
+    const auto largest = operation.counts(options.max_bytes / element_, comm_.size(), comm_.rank());
+    buffers_.resize(communicators_.size());
+    for (std::size_t c = 0; c < communicators_.size(); ++c) {
+      for (bool user : {false, true}) {
+        const bool measured = user ? options.user_buffers : options.shared_buffers;
+        // Open MPI's calls run on the first communicator's user buffers.
+        if (!measured && !(user && mpi_best && c == 0)) continue;
+        auto& kind = buffers_[c][user ? 1 : 0];
+        const auto& comm = *communicators_[c];
+        kind.send = std::make_unique<PerfBuffer>(comm, largest.send * element_, user, options.memory);
+        kind.recv =
+            std::make_unique<PerfBuffer>(comm, std::max(largest.send, largest.recv) * element_, user, options.memory);
+        if (!measured) continue;
+        // Every (algorithm, buffers, backend) triple is one column of the comparison.
+        for (const auto& algorithm : options.algorithms) {
+          variants_.push_back({.algorithm = algorithm, .user_buffers = user, .communicator = c});
+        }
       }
     }
     if (mpi_best) {
@@ -148,8 +161,11 @@ class Sweep {
       if (baseline_ == Baseline::mpi_best && !reference_out.times_us.empty()) {
         std::pair<Measurement, Measurement> best{measure(reference_out.times_us, counts),
                                                  measure(reference_in.times_us, counts)};
-        record("mpi_best", "user", false, best.first, counts, reference_out.call);
-        if (operation_.has_in_place()) record("mpi_best", "user", true, best.second, counts, reference_in.call);
+        const auto backend = to_string(comm_.backend());
+        record("mpi_best", "user", backend, false, best.first, reference_out.times_us, counts, reference_out.call);
+        if (operation_.has_in_place()) {
+          record("mpi_best", "user", backend, true, best.second, reference_in.times_us, counts, reference_in.call);
+        }
         print_row(counts, "mpi_best", best);
       }
       const std::size_t next = options_.step_factor > 1
@@ -225,7 +241,8 @@ class Sweep {
   void select(std::size_t v) {
     variant_ = v;
     settings_.algorithm = variants_[v].algorithm;
-    current_ = &buffers_[variants_[v].user_buffers ? 1 : 0];
+    current_ = &buffers_[variants_[v].communicator][variants_[v].user_buffers ? 1 : 0];
+    current_comm_ = communicators_[variants_[v].communicator];
   }
 
   /// Where the calls of a placement read and write, in the current variant's buffers.
@@ -248,7 +265,7 @@ class Sweep {
   void call_once(const Placement& at, const PerfCounts& counts, bool in_place) const {
     const auto& variant = variants_[variant_];
     if (!variant.mpi) {
-      operation_.start(comm_, at.send(), at.recv(), counts, settings_).wait();
+      operation_.start(*current_comm_, at.send(), at.recv(), counts, settings_).wait();
       return;
     }
     // MPI_IN_PLACE finds the input where MPI's in-place rules put it: in the one buffer.
@@ -269,13 +286,13 @@ class Sweep {
     std::uint64_t local_wrong = 0;
     if (options_.check) {
       operation_.fill(at.send_buffer.host() + at.send_at, at.recv_buffer.host() + at.recv_at, counts, settings_,
-                      comm_);
+                      *current_comm_);
       at.send_buffer.upload();
       if (!in_place) at.recv_buffer.upload();
       call_once(at, counts, in_place);
       at.recv_buffer.download();
       if (!variants_[variant_].mpi) {
-        local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, comm_);
+        local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, *current_comm_);
       }
     }
     for (int i = 0; i < options_.warmup; ++i) call_once(at, counts, in_place);
@@ -307,19 +324,24 @@ class Sweep {
     Measurement result = measure(slot.times_us, counts);
     result.wrong = slot.wrong;
     result.speedup = slot.speedup;
-    const char* buffers = options_.memory == MemoryKind::cuda ? "cuda" : current_ == &buffers_[1] ? "user" : "shared";
-    record(settings_.algorithm.empty() ? "auto" : settings_.algorithm, buffers, slot.in_place, result, counts);
+    const char* buffers = options_.memory == MemoryKind::cuda          ? "cuda"
+                          : variants_[slot.variant].user_buffers ? "user"
+                                                                 : "shared";
+    record(settings_.algorithm.empty() ? "auto" : settings_.algorithm, buffers, to_string(current_comm_->backend()),
+           slot.in_place, result, slot.times_us, counts);
     return result;
   }
 
-  /// One JSON record: a measured variant, or the mpi_best reference, at one size and placement.
-  void record(const std::string& algorithm, const char* buffers, bool in_place, const Measurement& result,
-              const PerfCounts& counts, const std::string& mpi_call = "") {
+  /// One JSON record: a measured variant, or the mpi_best reference, at one size and placement,
+  /// with its time in each repeat (in the order the repeats ran, so that records of one run pair).
+  void record(const std::string& algorithm, const char* buffers, std::string_view backend, bool in_place,
+              const Measurement& result, const std::vector<double>& times_us, const PerfCounts& counts,
+              const std::string& mpi_call = "") {
     records_.push_back({
         {"op", operation_.name()},
         {"algo", algorithm},
         {"repeats", options_.repeats},
-        {"backend", to_string(comm_.backend())},
+        {"backend", backend},
         {"ranks", comm_.size()},
         {"bytes", reported_bytes(counts)},
         {"count", counts.reported},
@@ -328,6 +350,7 @@ class Sweep {
         {"root", operation_.has_root() ? options_.root : -1},
         {"in_place", in_place},
         {"time_us", result.time_us},
+        {"repeat_times_us", times_us},
         {"algbw_gbps", result.algbw},
         {"busbw_gbps", result.busbw},
         {"wrong", result.wrong},
@@ -348,12 +371,12 @@ class Sweep {
   /// host-driven one each call is waited for before the next. Host buffers: the host clock.
   double timed_iterations(const Placement& at, const PerfCounts& counts, bool in_place) {
     if (stream_ != nullptr) {
-      const bool queued = comm_.backend() == BackendKind::nccl;
+      const bool queued = current_comm_->backend() == BackendKind::nccl;
       std::vector<Work> works;
       works.reserve(queued ? static_cast<std::size_t>(options_.iterations) : 0);
       const double milliseconds = verifiable::stream_milliseconds(stream_.get(), [&] {
         for (int i = 0; i < options_.iterations; ++i) {
-          auto work = operation_.start(comm_, at.send(), at.recv(), counts, settings_);
+          auto work = operation_.start(*current_comm_, at.send(), at.recv(), counts, settings_);
           if (queued) {
             works.push_back(std::move(work));
           } else {
@@ -374,7 +397,7 @@ class Sweep {
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
     fmt::print("# meshcomm {}_perf: backend {}, {} ranks, algorithm {}, type {}, op {}, time across ranks {}\n",
-               operation_.name(), to_string(comm_.backend()), comm_.size(),
+               operation_.name(), backend_list(), comm_.size(),
                algorithm_list(), to_string(options_.type),
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
@@ -416,6 +439,12 @@ class Sweep {
     return "no speedup column (--baseline none)";
   }
 
+  [[nodiscard]] std::string backend_list() const {
+    std::vector<std::string_view> names;
+    for (const auto* each : communicators_) names.push_back(to_string(each->backend()));
+    return fmt::format("{}", fmt::join(names, " and "));
+  }
+
   [[nodiscard]] std::string algorithm_list() const {
     std::string names;
     for (const auto& algorithm : options_.algorithms) {
@@ -431,10 +460,12 @@ class Sweep {
     return std::string(*variants_[v].mpi == MpiCall::blocking ? calls.blocking : calls.nonblocking);
   }
 
-  /// The name of variant `v`: its algorithm, and its buffers when both kinds are measured.
+  /// The name of variant `v`: its algorithm, its buffers when both kinds are measured, and its
+  /// backend when several are ("ring/user@ucx").
   [[nodiscard]] std::string variant_name(std::size_t v) const {
     std::string name = variants_[v].algorithm.empty() ? "auto" : variants_[v].algorithm;
     if (options_.user_buffers && options_.shared_buffers) name += variants_[v].user_buffers ? "/user" : "/shared";
+    if (communicators_.size() > 1) name += fmt::format("@{}", to_string(communicators_[variants_[v].communicator]->backend()));
     return name;
   }
 
@@ -471,7 +502,8 @@ class Sweep {
 
   const PerfOperation& operation_;
   const PerfOptions& options_;
-  Communicator& comm_;
+  Communicator& comm_;  // the run's barriers and reductions
+  std::vector<Communicator*> communicators_;
   std::size_t element_;
   PerfSettings settings_;
   struct Buffers {
@@ -481,11 +513,13 @@ class Sweep {
   struct Variant {
     std::string algorithm;
     bool user_buffers = false;
-    std::optional<MpiCall> mpi;  // set: Open MPI's own call, not meshcomm's
+    std::size_t communicator = 0;  // index into communicators_
+    std::optional<MpiCall> mpi;    // set: Open MPI's own call, not meshcomm's
   };
-  Buffers buffers_[2];  // shared (or cuda), user
+  std::vector<std::array<Buffers, 2>> buffers_;  // per communicator: shared (or cuda), user
   std::shared_ptr<void> stream_;  // with --memory cuda
   const Buffers* current_ = nullptr;
+  Communicator* current_comm_ = nullptr;
   std::size_t variant_ = 0;
   std::vector<Variant> variants_;
   Baseline baseline_ = Baseline::none;
@@ -505,7 +539,7 @@ int run_with_threads(const PerfOperation& operation, const PerfOptions& options)
       try {
         InProcessBootstrap bootstrap(world, rank);
         auto comm = Communicator::create(bootstrap);
-        const auto found = Sweep(operation, options, comm).run();
+        const auto found = Sweep(operation, options, {&comm}).run();
         std::lock_guard lock(mutex);
         if (rank == 0) wrong = found;
       } catch (const std::exception& error) {
@@ -535,8 +569,11 @@ int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
   try {
     if (options->backend == BackendKind::inproc) return rank == 0 ? run_with_threads(operation, *options) : 0;
     MpiBootstrap bootstrap;
-    auto comm = Communicator::create(bootstrap, {.backend = options->backend});
-    return Sweep(operation, *options, comm).run() == 0 ? 0 : 1;
+    std::vector<Communicator> communicators;
+    for (auto backend : options->backends) communicators.push_back(Communicator::create(bootstrap, {.backend = backend}));
+    std::vector<Communicator*> pointers;
+    for (auto& each : communicators) pointers.push_back(&each);
+    return Sweep(operation, *options, std::move(pointers)).run() == 0 ? 0 : 1;
   } catch (const std::exception& error) {
     fmt::print(stderr, "{}: rank {}: {}\n", program, rank, error.what());
     return 1;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace meshcomm::perf {
 
@@ -22,6 +24,18 @@ const std::array<std::pair<const char*, DataType>, 20> kTypeNames = {{
     {"i32", DataType::i32}, {"int32", DataType::i32}, {"u32", DataType::u32}, {"uint32", DataType::u32},
     {"i64", DataType::i64}, {"int64", DataType::i64}, {"u64", DataType::u64}, {"uint64", DataType::u64},
 }};
+
+/// The comma-separated items of `text`, empty ones kept ("" is one empty item).
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  for (std::size_t comma = text.find(','); comma != std::string_view::npos; comma = text.find(',', begin)) {
+    items.emplace_back(text.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  items.emplace_back(text.substr(begin));
+  return items;
+}
 
 }  // namespace
 
@@ -78,9 +92,27 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                                      "threads share one GPU with --backend inproc)")
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "cuda"}));
-  app.add_option("--backend", backend, "mpi (under mpirun), ucx (under mpirun, MPI only starting it), nccl (under "
-                                       "mpirun, --memory cuda) or inproc (ranks as threads, see -t)")
-      ->capture_default_str()->check(CLI::IsMember({"mpi", "ucx", "inproc", "nccl"}));
+  app.add_option("--backend", backend,
+                 "mpi (under mpirun), ucx (under mpirun, MPI only starting it), nccl (under mpirun, --memory cuda) "
+                 "or inproc (ranks as threads, see -t); mpi,ucx measures both side by side, in the same repeats")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& list) -> std::string {
+            const auto names = split_list(list);
+            for (const auto& name : names) {
+              if (name != "mpi" && name != "ucx" && name != "inproc" && name != "nccl") {
+                return "'" + name + "' is not a backend; valid: mpi, ucx, nccl, inproc, or mpi,ucx";
+              }
+              if (names.size() > 1 && name != "mpi" && name != "ucx") {
+                return "only mpi and ucx can be measured side by side, not " + list;
+              }
+            }
+            if (names.size() > 1 && std::count(names.begin(), names.end(), names.front()) > 1) {
+              return "'" + list + "' names a backend twice";
+            }
+            return {};
+          },
+          "mpi|ucx|nccl|inproc|mpi,ucx");
   app.add_option("-t,--threads", options.threads, "ranks as threads of this process with --backend inproc")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   std::string algorithms;
@@ -147,18 +179,16 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
   options.shared_buffers = buffers != "user";
   options.user_buffers = buffers != "shared";
   options.algorithms.clear();
-  std::string_view rest = algorithms;
-  do {
-    const auto comma = rest.find(',');
-    const auto name = rest.substr(0, comma);
-    options.algorithms.emplace_back(name == "auto" ? "" : name);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  } while (!rest.empty());
+  for (const auto& name : split_list(algorithms)) options.algorithms.emplace_back(name == "auto" ? "" : name);
   options.time_across = static_cast<TimeAcross>(time_across);
-  options.backend = backend == "inproc" ? BackendKind::inproc
-                    : backend == "nccl" ? BackendKind::nccl
-                    : backend == "ucx"  ? BackendKind::ucx
-                                        : BackendKind::mpi;
+  options.backends.clear();
+  for (const auto& name : split_list(backend)) {
+    options.backends.push_back(name == "inproc" ? BackendKind::inproc
+                               : name == "nccl" ? BackendKind::nccl
+                               : name == "ucx"  ? BackendKind::ucx
+                                                : BackendKind::mpi);
+  }
+  options.backend = options.backends.front();
   options.baseline = baseline == "mpi_best" ? Baseline::mpi_best
                      : baseline == "native" ? Baseline::native
                                             : Baseline::none;

@@ -34,7 +34,8 @@ struct PerfOptions {
   ReduceOp op = ReduceOp::sum;       // -o
   int root = 0;                      // -r
   TimeAcross time_across = TimeAcross::max;  // -a
-  BackendKind backend = BackendKind::mpi;    // --backend
+  BackendKind backend = BackendKind::mpi;    // --backend: the first one listed
+  std::vector<BackendKind> backends{BackendKind::mpi};  // --backend mpi,ucx: each measured side by side
   int threads = 2;                           // -t: ranks as threads with --backend inproc
   std::vector<std::string> algorithms{""};   // --algo a,b,c: each size runs each in turn ("" = auto)
   int repeats = 1;                           // --repeat: median over this many timed runs

@@ -91,5 +91,24 @@ TEST(PerfOptions, BuffersAndBaselineAreChosenByName) {
   EXPECT_NE(exit_code, 0);
 }
 
+TEST(PerfOptions, BackendsAreOneOrMpiAndUcxSideBySide) {
+  int exit_code = 0;
+  const auto plain = parse({}, exit_code);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->backends, std::vector<BackendKind>{BackendKind::mpi});
+  const auto both = parse({"--backend", "ucx,mpi"}, exit_code);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->backends, (std::vector<BackendKind>{BackendKind::ucx, BackendKind::mpi}));
+  EXPECT_EQ(both->backend, BackendKind::ucx) << "the first one listed";
+  const auto inproc = parse({"--backend", "inproc"}, exit_code);
+  ASSERT_TRUE(inproc.has_value());
+  EXPECT_EQ(inproc->backends, std::vector<BackendKind>{BackendKind::inproc});
+  for (const char* bad : {"mpi,nccl", "inproc,mpi", "mpi,mpi", "mpi,", "tcp"}) {
+    exit_code = 0;
+    EXPECT_FALSE(parse({"--backend", bad}, exit_code).has_value()) << bad;
+    EXPECT_NE(exit_code, 0) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace meshcomm::perf
