@@ -465,7 +465,9 @@ class Sweep {
   [[nodiscard]] std::string variant_name(std::size_t v) const {
     std::string name = variants_[v].algorithm.empty() ? "auto" : variants_[v].algorithm;
     if (options_.user_buffers && options_.shared_buffers) name += variants_[v].user_buffers ? "/user" : "/shared";
-    if (communicators_.size() > 1) name += fmt::format("@{}", to_string(communicators_[variants_[v].communicator]->backend()));
+    if (communicators_.size() > 1) {
+      name += fmt::format("@{}", to_string(communicators_[variants_[v].communicator]->backend()));
+    }
     return name;
   }
 
@@ -570,7 +572,9 @@ int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
     if (options->backend == BackendKind::inproc) return rank == 0 ? run_with_threads(operation, *options) : 0;
     MpiBootstrap bootstrap;
     std::vector<Communicator> communicators;
-    for (auto backend : options->backends) communicators.push_back(Communicator::create(bootstrap, {.backend = backend}));
+    for (auto backend : options->backends) {
+      communicators.push_back(Communicator::create(bootstrap, {.backend = backend}));
+    }
     std::vector<Communicator*> pointers;
     for (auto& each : communicators) pointers.push_back(&each);
     return Sweep(operation, *options, std::move(pointers)).run() == 0 ? 0 : 1;
