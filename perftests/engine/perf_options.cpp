@@ -25,7 +25,8 @@ const std::array<std::pair<const char*, DataType>, 20> kTypeNames = {{
     {"i64", DataType::i64}, {"int64", DataType::i64}, {"u64", DataType::u64}, {"uint64", DataType::u64},
 }};
 
-/// The comma-separated items of `text`, empty ones kept ("" is one empty item).
+}  // namespace
+
 std::vector<std::string> split_list(std::string_view text) {
   std::vector<std::string> items;
   std::size_t begin = 0;
@@ -36,8 +37,6 @@ std::vector<std::string> split_list(std::string_view text) {
   items.emplace_back(text.substr(begin));
   return items;
 }
-
-}  // namespace
 
 std::size_t parse_size(const std::string& text, std::string_view option) {
   const auto fail = [&](std::string_view why) {

@@ -50,6 +50,9 @@ struct PerfOptions {
 std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string_view program, bool quiet,
                                               int& exit_code);
 
+/// The comma-separated items of `text` ("mpi,ucx"), empty ones kept ("" is one empty item).
+std::vector<std::string> split_list(std::string_view text);
+
 /// Parses "8", "64K", "1M", "2G" (powers of 1024) given to `option` (such as "-b"). Throws
 /// std::invalid_argument naming the option and the text for anything else: a sign, a fraction, an
 /// unknown unit, or more bytes than a size_t holds.

@@ -1,6 +1,6 @@
 #include "process_backend.hpp"
 
-#include <sstream>
+#include "perf_options.hpp"
 
 namespace meshcomm::perf {
 
@@ -15,8 +15,7 @@ void add_process_backend_option(CLI::App& app, std::string& backend, bool severa
   }
   option->check(
       [](const std::string& list) -> std::string {
-        std::stringstream names(list);
-        for (std::string name; std::getline(names, name, ',');) {
+        for (const auto& name : split_list(list)) {
           if (name != "mpi" && name != "ucx") return "'" + name + "' is not a backend; valid: mpi, ucx, or both";
         }
         return {};
@@ -28,8 +27,7 @@ BackendKind process_backend(const std::string& name) { return name == "ucx" ? Ba
 
 std::vector<BackendKind> process_backends(const std::string& list) {
   std::vector<BackendKind> backends;
-  std::stringstream names(list);
-  for (std::string name; std::getline(names, name, ',');) backends.push_back(process_backend(name));
+  for (const auto& name : split_list(list)) backends.push_back(process_backend(name));
   return backends;
 }
 
