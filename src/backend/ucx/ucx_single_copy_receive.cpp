@@ -76,6 +76,10 @@ class ReceiveCore final : public SingleCopyCoreState {
     request_ = nullptr;
     ucp_request_free(request);
     waiting_for_descriptor_ = false;
+    announced_at_ = Clock::now();
+    // Traffic both ways at once, where both cores are busy with their own messages, always takes
+    // the single copy, which halves the traffic through memory.
+    one_way_ = peers_->worker().large_sends_in_flight() == 0;
     if (finished_) return;  // withdrawn
     if (status != UCS_OK) {
       fail(receive_failed(status));
@@ -85,7 +89,8 @@ class ReceiveCore final : public SingleCopyCoreState {
     if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
       answer.outcome = SingleCopyAnswer::kSizeDiffers;
       fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
-    } else if (peers_->worker().large_sends_in_flight() == 0 && ask_for_payload()) {
+    } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
+               ask_for_payload()) {
       answer.outcome = SingleCopyAnswer::kSendThePayload;
     } else if (const int failure = read_from_process(peers_->pid(root_peer_), descriptor_.address, data_, bytes_);
                failure != 0) {
@@ -103,6 +108,7 @@ class ReceiveCore final : public SingleCopyCoreState {
       if (gone) fatal_->set(*failure_);
     } else {
       finished_ = true;
+      if (one_way_) record(OneWayTransfer::read_in_one_copy);
     }
     if (const auto sent = send_answer(peers_->endpoint(root_peer_), answer, tags_.acknowledgement, answer_sent_);
         sent != UCS_OK && !failure_) {
@@ -142,7 +148,13 @@ class ReceiveCore final : public SingleCopyCoreState {
       fail(message_of_other_size(site_, tag_, length, bytes_));
     } else {
       finished_ = true;
+      record(OneWayTransfer::ask_for_payload);
     }
+  }
+
+  /// Tells the process's choice how long this message took from its announcement.
+  void record(OneWayTransfer transfer) {
+    peers_->worker().one_way_choice().record(bytes_, transfer, Clock::now() - announced_at_);
   }
 
   /// The error of a descriptor or payload that UCX failed to deliver.
@@ -178,6 +190,8 @@ class ReceiveCore final : public SingleCopyCoreState {
   bool payload_claimed_ = false;
   std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
   SingleCopyDescriptor descriptor_;
+  Clock::time_point announced_at_;
+  bool one_way_ = false;  ///< this process sent no large message of its own as the descriptor came
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshcomm/error.hpp"
+#include "one_way_transfer_choice.hpp"
 #include "progress_hooks.hpp"
 
 namespace meshcomm::detail {
@@ -49,6 +50,10 @@ class UcxWorker {
   void count_large_send(int change) noexcept { large_sends_.fetch_add(change, std::memory_order_relaxed); }
   [[nodiscard]] int large_sends_in_flight() const noexcept { return large_sends_.load(std::memory_order_relaxed); }
 
+  /// How this process receives large one-way messages: measured per size class, shared by every
+  /// communicator (MESHCOMM_UCX_ONE_WAY).
+  [[nodiscard]] OneWayTransferChoice& one_way_choice() noexcept { return one_way_choice_; }
+
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.
   std::uint32_t propose_context(std::uint32_t at_least = 0) noexcept;
@@ -65,6 +70,7 @@ class UcxWorker {
   bool peer_errors_ = true;
   std::atomic<std::uint32_t> next_context_{0};
   std::atomic<int> large_sends_{0};
+  OneWayTransferChoice one_way_choice_{one_way_policy_from_environment()};
   std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
 };
 
