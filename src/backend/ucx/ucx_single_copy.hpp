@@ -2,9 +2,8 @@
 
 // Large messages between processes on one host, in one copy where that pays: the sender sends a
 // small descriptor (where its buffer is); the receiver reads the buffer straight out of the
-// sender's memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) when
-// this process is moving a large message of its own at the time, else asks for the bytes as a
-// tagged message; its answer completes the send (ucx_single_copy_protocol.hpp). UCX itself
+// sender's memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) or asks
+// for the bytes as a tagged message; its answer completes the send (ucx_single_copy_protocol.hpp). UCX itself
 // moves large messages through its shared-memory queues in two copies: its own CMA transport
 // cannot report failed peers, so the error mode that names them leaves it out.
 
@@ -71,7 +70,8 @@ std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers
                                                   int tag);
 
 /// A receive by descriptor from root rank `root_peer`: reads the sender's buffer while this
-/// process sends a large message of its own, else asks for the bytes; then answers.
+/// process sends a large message of its own; a one-way message goes whichever way the process's
+/// OneWayTransferChoice takes. Then answers.
 std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPeers>& peers,
                                                      const std::shared_ptr<FatalState>& fatal, BufferView data,
                                                      int root_peer, const SingleCopyTags& tags, const CallSite& site,

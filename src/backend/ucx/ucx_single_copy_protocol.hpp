@@ -8,9 +8,10 @@
 //   both cores are busy with their own traffic, so the receiver reads the bytes straight out of
 //   the sender's memory in one copy, which halves the traffic through memory;
 // - otherwise (a one-way transfer, a ping-pong, a tree's broadcast): the sender's core would only
-//   wait, so the receiver asks for the bytes as a tagged message, which UCX moves through its
-//   shared-memory queues in two copies that run on both cores at once (on the 2-core VM of
-//   perftests/README.md, 1.2-3x faster one way than the kernel's single copy).
+//   wait, so it may as well copy too: the receiver can ask for the bytes as a tagged message,
+//   which UCX moves through its shared-memory queues in two copies that run on both cores at once.
+//   Which of the two ways is faster depends on the traffic (perftests/README.md), so the receiver
+//   takes the one that measured faster for that size (one_way_transfer_choice.hpp).
 // Its acknowledgement says which (kReadInOneCopy or kSendThePayload) or why it failed.
 
 #include <ucp/api/ucp.h>
