@@ -2,11 +2,11 @@
 
 // How a receiver moves a large one-way message from a peer on its host
 // (ucx_single_copy_protocol.hpp): by reading the sender's buffer in one kernel copy, or by asking
-// for the bytes, which UCX moves through its shared-memory queues in two copies on both cores. Which is faster depends on the
-// traffic, not on the size alone. On the 2-core VM of perftests/README.md the two copies ran at
-// memcpy speed when a ping-pong sent the same cache-resident buffer again and again (1.1-2x the
-// one copy), and at a third of the one copy's speed in an in-place broadcast, in phases that come
-// and go. So the receiver measures both and takes the faster, per size class.
+// for the bytes, which UCX moves through its shared-memory queues in two copies on both cores.
+// Which is faster depends on the traffic, not on the size alone. On the 2-core VM of
+// perftests/README.md the two copies were up to 2.6x faster than the one copy in a ping-pong that
+// sends the same cache-resident buffer again and again, and 2-6x slower in an in-place broadcast,
+// in phases that come and go. So the receiver measures both and takes the faster, per size class.
 
 #include <array>
 #include <chrono>

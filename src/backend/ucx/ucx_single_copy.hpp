@@ -3,9 +3,9 @@
 // Large messages between processes on one host, in one copy where that pays: the sender sends a
 // small descriptor (where its buffer is); the receiver reads the buffer straight out of the
 // sender's memory (process_vm_readv, as Open MPI's shared-memory transport does with CMA) or asks
-// for the bytes as a tagged message; its answer completes the send (ucx_single_copy_protocol.hpp). UCX itself
-// moves large messages through its shared-memory queues in two copies: its own CMA transport
-// cannot report failed peers, so the error mode that names them leaves it out.
+// for the bytes as a tagged message; its answer completes the send (ucx_single_copy_protocol.hpp).
+// UCX itself moves large messages through its shared-memory queues in two copies: its own CMA
+// transport cannot report failed peers, so the error mode that names them leaves it out.
 
 #include <cstdint>
 #include <memory>
