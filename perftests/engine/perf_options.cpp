@@ -106,7 +106,9 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                 return "only mpi and ucx can be measured side by side, not " + list;
               }
             }
-            if (names.size() > 1 && std::count(names.begin(), names.end(), names.front()) > 1) {
+            auto sorted = names;
+            std::sort(sorted.begin(), sorted.end());
+            if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
               return "'" + list + "' names a backend twice";
             }
             return {};

@@ -103,7 +103,7 @@ TEST(PerfOptions, BackendsAreOneOrMpiAndUcxSideBySide) {
   const auto inproc = parse({"--backend", "inproc"}, exit_code);
   ASSERT_TRUE(inproc.has_value());
   EXPECT_EQ(inproc->backends, std::vector<BackendKind>{BackendKind::inproc});
-  for (const char* bad : {"mpi,nccl", "inproc,mpi", "mpi,mpi", "mpi,", "tcp"}) {
+  for (const char* bad : {"mpi,nccl", "inproc,mpi", "mpi,mpi", "mpi,ucx,ucx", "mpi,", "tcp"}) {
     exit_code = 0;
     EXPECT_FALSE(parse({"--backend", bad}, exit_code).has_value()) << bad;
     EXPECT_NE(exit_code, 0) << bad;
