@@ -4,9 +4,11 @@
 // side (ucx_single_copy_send.cpp) and the receiving side (ucx_single_copy_receive.cpp).
 //
 // The sender announces a large message with a descriptor. The receiver then chooses how it moves:
-// - this process is sending a large message of its own at the time (an exchange, a ring step):
-//   both cores are busy with their own traffic, so the receiver reads the bytes straight out of
-//   the sender's memory in one copy, which halves the traffic through memory;
+// - this process sends a large message of its own while the receive waits (an exchange, a ring
+//   step): both cores are busy with their own traffic, so the receiver reads the bytes straight
+//   out of the sender's memory in one copy, which halves the traffic through memory. The read is
+//   done by the receive's own test, next to the use of the data, or by any other wait of the
+//   process that comes first (pending_reads.hpp);
 // - otherwise (a one-way transfer, a ping-pong, a tree's broadcast): the sender's core would only
 //   wait, so it may as well copy too: the receiver can ask for the bytes as a tagged message,
 //   which UCX moves through its shared-memory queues in two copies that run on both cores at once.

@@ -1,5 +1,6 @@
 // The receiving side of single-copy messages (ucx_single_copy_protocol.hpp): it waits for the
-// descriptor, then reads the sender's buffer itself or asks for the payload, and answers.
+// descriptor, then reads the sender's buffer itself or asks for the payload, and answers. A read
+// waits for the receive's own test, or for any wait of the process (pending_reads.hpp).
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "pending_reads.hpp"
 #include "ucx_peers.hpp"
 #include "ucx_single_copy.hpp"
 #include "ucx_single_copy_protocol.hpp"
@@ -17,9 +19,9 @@ namespace meshcomm::detail {
 namespace {
 
 /// A receive by descriptor, driven from UCX's callbacks: whichever thread progresses the worker
-/// when the descriptor arrives reads the sender's buffer (or asks for it) and answers, so a
-/// sender never waits on a receiver whose thread is waiting on something else.
-class ReceiveCore final : public SingleCopyCoreState {
+/// when the descriptor arrives asks for the payload or leaves the read to the next test of this
+/// receive or the next wait of the process, whichever comes first.
+class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
  public:
   static constexpr bool kSends = false;
 
@@ -31,6 +33,7 @@ class ReceiveCore final : public SingleCopyCoreState {
   /// Posts the descriptor's receive; `self` is this core, kept alive until UCX's callback.
   void start(const std::shared_ptr<ReceiveCore>& self) {
     self_ = self;
+    sends_started_at_post_ = peers_->worker().large_sends_started();
     auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(self, peers_->worker().worker(), &descriptor_,
                                                                           sizeof descriptor_, tags_.descriptor);
     std::lock_guard lock(mutex_);
@@ -48,6 +51,7 @@ class ReceiveCore final : public SingleCopyCoreState {
   /// failed or the communicator was aborted.
   bool test() {
     peers_->worker().progress();
+    perform();
     std::lock_guard lock(mutex_);
     const bool answered = answer_sent_->load(std::memory_order_acquire);
     if (!finished_ || (!answered && !failure_)) {
@@ -67,33 +71,23 @@ class ReceiveCore final : public SingleCopyCoreState {
     return withdraw_unannounced() ? AbandonedTransfer::withdrawn : AbandonedTransfer::finishing;
   }
 
-  /// When the Work goes away: a receive no descriptor came for yet is withdrawn.
-  void drop() { withdraw_unannounced(); }
+  /// When the Work goes away: a receive no descriptor came for yet is withdrawn; one whose read
+  /// is pending reads now, while its buffer is still there.
+  void drop() {
+    withdraw_unannounced();
+    perform();
+  }
 
- private:
-  void announced(void* request, ucs_status_t status, std::size_t length) {
+  /// Reads the sender's buffer and answers, if the descriptor came and the read is not done.
+  void perform() noexcept override {
     std::lock_guard lock(mutex_);
-    request_ = nullptr;
-    ucp_request_free(request);
-    waiting_for_descriptor_ = false;
-    announced_at_ = Clock::now();
-    // Traffic both ways at once, where both cores are busy with their own messages, always takes
-    // the single copy, which halves the traffic through memory.
-    one_way_ = peers_->worker().large_sends_in_flight() == 0;
-    if (finished_) return;  // withdrawn
-    if (status != UCS_OK) {
-      fail(receive_failed(status));
-      return;
-    }
+    if (!read_pending_) return;
+    read_pending_ = false;
+    peers_->worker().pending_reads().remove(this);
+    if (finished_) return;  // failed meanwhile: the peer is gone or the communicator aborted
     SingleCopyAnswer answer{.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_};
-    if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
-      answer.outcome = SingleCopyAnswer::kSizeDiffers;
-      fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
-    } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
-               ask_for_payload()) {
-      answer.outcome = SingleCopyAnswer::kSendThePayload;
-    } else if (const int failure = read_from_process(peers_->pid(root_peer_), descriptor_.address, data_, bytes_);
-               failure != 0) {
+    if (const int failure = read_from_process(peers_->pid(root_peer_), descriptor_.address, data_, bytes_);
+        failure != 0) {
       answer.outcome = failure;
       const bool gone = failure == ESRCH;
       fail(Error(gone ? ErrorCode::peer_failure : ErrorCode::backend_failure,
@@ -110,6 +104,41 @@ class ReceiveCore final : public SingleCopyCoreState {
       finished_ = true;
       if (one_way_) record(OneWayTransfer::read_in_one_copy);
     }
+    answer_sender(answer);
+  }
+
+ private:
+  void announced(void* request, ucs_status_t status, std::size_t length) {
+    std::lock_guard lock(mutex_);
+    request_ = nullptr;
+    ucp_request_free(request);
+    waiting_for_descriptor_ = false;
+    announced_at_ = Clock::now();
+    // Traffic both ways at once, where both cores are busy with their own messages, always takes
+    // the single copy, which halves the traffic through memory. It is that where this process has
+    // a large send in flight, or started one since it posted this receive (a ring step posts its
+    // receive, then its send, whose answer may come before this descriptor does).
+    const auto& worker = peers_->worker();
+    one_way_ = worker.large_sends_in_flight() == 0 && worker.large_sends_started() == sends_started_at_post_;
+    if (finished_) return;  // withdrawn
+    if (status != UCS_OK) {
+      fail(receive_failed(status));
+      return;
+    }
+    if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
+      fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
+      answer_sender({.outcome = SingleCopyAnswer::kSizeDiffers, .posted = bytes_});
+    } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
+               ask_for_payload()) {
+      answer_sender({.outcome = SingleCopyAnswer::kSendThePayload, .posted = bytes_});
+    } else {
+      read_pending_ = true;
+      peers_->worker().pending_reads().add(self_.lock());
+    }
+  }
+
+  /// Sends the sender `answer`; a failure to send fails this receive, unless it failed already.
+  void answer_sender(const SingleCopyAnswer& answer) {
     if (const auto sent = send_answer(peers_->endpoint(root_peer_), answer, tags_.acknowledgement, answer_sent_);
         sent != UCS_OK && !failure_) {
       fail(Error(ErrorCode::backend_failure,
@@ -188,10 +217,12 @@ class ReceiveCore final : public SingleCopyCoreState {
   std::weak_ptr<ReceiveCore> self_;
   bool waiting_for_descriptor_ = true;
   bool payload_claimed_ = false;
+  bool read_pending_ = false;  ///< the descriptor came; the read is left to perform()
   std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
   SingleCopyDescriptor descriptor_;
   Clock::time_point announced_at_;
-  bool one_way_ = false;  ///< this process sent no large message of its own as the descriptor came
+  std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
+  bool one_way_ = false;  ///< this process sent no large message of its own while the receive waited
 };
 
 }  // namespace

@@ -86,7 +86,10 @@ UcxWorker::UcxWorker() {
   address_.resize(length);
   std::memcpy(address_.data(), address, length);
   ucp_worker_release_address(worker_, address);
-  hook_ = std::make_unique<ProgressHook>([this] { (void)progress(); });
+  hook_ = std::make_unique<ProgressHook>([this] {
+    (void)progress();
+    pending_reads_.perform_all();
+  });
 }
 
 unsigned UcxWorker::progress() noexcept {
@@ -103,6 +106,7 @@ UcxWorker::~UcxWorker() {
 
 bool UcxWorker::sleep_until_event(std::chrono::steady_clock::time_point until) noexcept {
   if (event_fd_ < 0) return false;
+  if (!pending_reads_.empty()) return true;  // the caller's wait does them first
   const auto status = ucp_worker_arm(worker_);
   if (status == UCS_ERR_BUSY) return true;  // events are pending: progress them first
   if (status != UCS_OK) return false;

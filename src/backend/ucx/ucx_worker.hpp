@@ -11,6 +11,7 @@
 
 #include "meshcomm/error.hpp"
 #include "one_way_transfer_choice.hpp"
+#include "pending_reads.hpp"
 #include "progress_hooks.hpp"
 
 namespace meshcomm::detail {
@@ -40,19 +41,31 @@ class UcxWorker {
   unsigned progress() noexcept;
 
   /// Sleeps until the worker has an event (a message, a completion, an endpoint error) or
-  /// `until`: arms the worker's wakeup descriptor and polls it. Returns at once if events are
-  /// pending. False if the worker has no wakeup descriptor.
+  /// `until`: arms the worker's wakeup descriptor and polls it. Returns at once if events or
+  /// reads are pending. False if the worker has no wakeup descriptor.
   bool sleep_until_event(std::chrono::steady_clock::time_point until) noexcept;
 
   /// Counts a single-copy send of this process starting (+1) or answered or ended (-1). While
   /// any is in flight, this process is moving a large message of its own, and it reads large
   /// messages addressed to it in one copy rather than asking for them (ucx_single_copy_protocol.hpp).
-  void count_large_send(int change) noexcept { large_sends_.fetch_add(change, std::memory_order_relaxed); }
+  void count_large_send(int change) noexcept {
+    if (change > 0) large_sends_started_.fetch_add(1, std::memory_order_relaxed);
+    large_sends_.fetch_add(change, std::memory_order_relaxed);
+  }
   [[nodiscard]] int large_sends_in_flight() const noexcept { return large_sends_.load(std::memory_order_relaxed); }
+  /// How many single-copy sends this process has started: a receive compares it at its posting
+  /// and at its descriptor's arrival, to learn whether this process sent in between.
+  [[nodiscard]] std::uint64_t large_sends_started() const noexcept {
+    return large_sends_started_.load(std::memory_order_relaxed);
+  }
 
   /// How this process receives large one-way messages: measured per size class, shared by every
   /// communicator (MESHCOMM_UCX_ONE_WAY).
   [[nodiscard]] OneWayTransferChoice& one_way_choice() noexcept { return one_way_choice_; }
+
+  /// Single-copy reads whose descriptor came and that are not done yet; every wait of the
+  /// process does them (pending_reads.hpp).
+  [[nodiscard]] PendingReads& pending_reads() noexcept { return pending_reads_; }
 
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.
@@ -70,7 +83,9 @@ class UcxWorker {
   bool peer_errors_ = true;
   std::atomic<std::uint32_t> next_context_{0};
   std::atomic<int> large_sends_{0};
+  std::atomic<std::uint64_t> large_sends_started_{0};
   OneWayTransferChoice one_way_choice_{one_way_policy_from_environment()};
+  PendingReads pending_reads_;
   std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
 };
 
