@@ -26,8 +26,12 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   const int rank = comm.rank();
   const int size = comm.size();
   if (input != output) {
+    // The copy streams where the whole output, which the receives write the rest of, is too
+    // large to stay cached.
+    std::size_t received_bytes = 0;
+    for (const auto bytes : plan.recv_bytes) received_bytes += bytes;
     copy_bytes(byte_offset(output, plan.recv_offset[rank]), byte_offset(input, plan.send_offset[rank]),
-               plan.send_bytes[rank], memory);
+               plan.send_bytes[rank], memory, received_bytes);
   }
   const int tag = comm.reserve_internal_tags(1);
   const int batches = (size - 1 + kWindow - 1) / kWindow;
