@@ -8,13 +8,15 @@
 //   step): both cores are busy with their own traffic, so the receiver reads the bytes straight
 //   out of the sender's memory in one copy, which halves the traffic through memory. The read is
 //   done by the receive's own test, next to the use of the data, or by any other wait of the
-//   process that comes first (pending_reads.hpp);
+//   process that comes first (answer_queue.hpp);
 // - otherwise (a one-way transfer, a ping-pong, a tree's broadcast): the sender's core would only
 //   wait, so it may as well copy too: the receiver can ask for the bytes as a tagged message,
 //   which UCX moves through its shared-memory queues in two copies that run on both cores at once.
 //   Which of the two ways is faster depends on the traffic (perftests/README.md), so the receiver
 //   takes the one that measured faster for that size (one_way_transfer_choice.hpp).
-// Its acknowledgement says which (kReadInOneCopy or kSendThePayload) or why it failed.
+// Its acknowledgement says which (kReadInOneCopy or kSendThePayload) or why it failed. A sender
+// matches the acknowledgements of one tag in the order they leave, so a receiver answers in the
+// order the descriptors came (answer_queue.hpp).
 
 #include <ucp/api/ucp.h>
 

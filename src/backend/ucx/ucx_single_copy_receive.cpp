@@ -1,6 +1,7 @@
 // The receiving side of single-copy messages (ucx_single_copy_protocol.hpp): it waits for the
-// descriptor, then reads the sender's buffer itself or asks for the payload, and answers. A read
-// waits for the receive's own test, or for any wait of the process (pending_reads.hpp).
+// descriptor, then reads the sender's buffer itself or asks for the payload, and answers. The read
+// and the answer wait, in the order the descriptors came, for the receive's own test or for any
+// wait of the process (answer_queue.hpp).
 
 #include <fmt/format.h>
 
@@ -9,7 +10,7 @@
 #include <mutex>
 #include <optional>
 
-#include "pending_reads.hpp"
+#include "answer_queue.hpp"
 #include "ucx_peers.hpp"
 #include "ucx_single_copy.hpp"
 #include "ucx_single_copy_protocol.hpp"
@@ -19,9 +20,10 @@ namespace meshcomm::detail {
 namespace {
 
 /// A receive by descriptor, driven from UCX's callbacks: whichever thread progresses the worker
-/// when the descriptor arrives asks for the payload or leaves the read to the next test of this
-/// receive or the next wait of the process, whichever comes first.
-class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
+/// when the descriptor arrives chooses how the bytes move (posting the payload's receive where it
+/// asks for them) and queues the read and the answer for the next test of this receive or the
+/// next wait of the process, whichever comes first.
+class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
  public:
   static constexpr bool kSends = false;
 
@@ -51,7 +53,7 @@ class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
   /// failed or the communicator was aborted.
   bool test() {
     peers_->worker().progress();
-    perform();
+    if (queued_.load(std::memory_order_acquire)) peers_->worker().answers().deliver_through(this);
     std::lock_guard lock(mutex_);
     const bool answered = answer_sent_->load(std::memory_order_acquire);
     if (!finished_ || (!answered && !failure_)) {
@@ -72,20 +74,22 @@ class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
   }
 
   /// When the Work goes away: a receive no descriptor came for yet is withdrawn; one whose read
-  /// is pending reads now, while its buffer is still there.
+  /// is queued reads now, while its buffer is still there.
   void drop() {
     withdraw_unannounced();
-    perform();
+    peers_->worker().answers().deliver_through(this);
   }
 
-  /// Reads the sender's buffer and answers, if the descriptor came and the read is not done.
-  void perform() noexcept override {
+  /// Reads the sender's buffer where that is owed, and answers.
+  void deliver() noexcept override {
     std::lock_guard lock(mutex_);
-    if (!read_pending_) return;
-    read_pending_ = false;
-    peers_->worker().pending_reads().remove(this);
+    queued_.store(false, std::memory_order_release);
+    if (!reads_before_answering_) {
+      answer_sender(owed_answer_);
+      return;
+    }
     if (finished_) return;  // failed meanwhile: the peer is gone or the communicator aborted
-    SingleCopyAnswer answer{.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_};
+    SingleCopyAnswer answer = owed_answer_;
     if (const int failure = read_from_process(peers_->pid(root_peer_), descriptor_.address, data_, bytes_);
         failure != 0) {
       answer.outcome = failure;
@@ -127,14 +131,22 @@ class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
     }
     if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
       fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
-      answer_sender({.outcome = SingleCopyAnswer::kSizeDiffers, .posted = bytes_});
+      queue_answer({.outcome = SingleCopyAnswer::kSizeDiffers, .posted = bytes_}, false);
     } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
                ask_for_payload()) {
-      answer_sender({.outcome = SingleCopyAnswer::kSendThePayload, .posted = bytes_});
+      queue_answer({.outcome = SingleCopyAnswer::kSendThePayload, .posted = bytes_}, false);
     } else {
-      read_pending_ = true;
-      peers_->worker().pending_reads().add(self_.lock());
+      queue_answer({.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_}, true);
     }
+  }
+
+  /// Queues `answer` behind the answers this process owes before it; `read` says whether to read
+  /// the sender's buffer first.
+  void queue_answer(const SingleCopyAnswer& answer, bool read) {
+    owed_answer_ = answer;
+    reads_before_answering_ = read;
+    queued_.store(true, std::memory_order_release);
+    peers_->worker().answers().add(self_.lock());
   }
 
   /// Sends the sender `answer`; a failure to send fails this receive, unless it failed already.
@@ -217,7 +229,9 @@ class ReceiveCore final : public SingleCopyCoreState, public PendingRead {
   std::weak_ptr<ReceiveCore> self_;
   bool waiting_for_descriptor_ = true;
   bool payload_claimed_ = false;
-  bool read_pending_ = false;  ///< the descriptor came; the read is left to perform()
+  std::atomic<bool> queued_{false};     ///< an answer (and maybe a read) waits in the worker's queue
+  bool reads_before_answering_ = false;  ///< the queued answer follows a read of the sender's buffer
+  SingleCopyAnswer owed_answer_;
   std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
   SingleCopyDescriptor descriptor_;
   Clock::time_point announced_at_;

@@ -88,7 +88,7 @@ UcxWorker::UcxWorker() {
   ucp_worker_release_address(worker_, address);
   hook_ = std::make_unique<ProgressHook>([this] {
     (void)progress();
-    pending_reads_.perform_all();
+    answers_.deliver_all();
   });
 }
 
@@ -106,7 +106,7 @@ UcxWorker::~UcxWorker() {
 
 bool UcxWorker::sleep_until_event(std::chrono::steady_clock::time_point until) noexcept {
   if (event_fd_ < 0) return false;
-  if (!pending_reads_.empty()) return true;  // the caller's wait does them first
+  if (!answers_.empty()) return true;  // the caller's wait delivers them first
   const auto status = ucp_worker_arm(worker_);
   if (status == UCS_ERR_BUSY) return true;  // events are pending: progress them first
   if (status != UCS_OK) return false;

@@ -11,7 +11,7 @@
 
 #include "meshcomm/error.hpp"
 #include "one_way_transfer_choice.hpp"
-#include "pending_reads.hpp"
+#include "answer_queue.hpp"
 #include "progress_hooks.hpp"
 
 namespace meshcomm::detail {
@@ -42,7 +42,7 @@ class UcxWorker {
 
   /// Sleeps until the worker has an event (a message, a completion, an endpoint error) or
   /// `until`: arms the worker's wakeup descriptor and polls it. Returns at once if events or
-  /// reads are pending. False if the worker has no wakeup descriptor.
+  /// answers are owed. False if the worker has no wakeup descriptor.
   bool sleep_until_event(std::chrono::steady_clock::time_point until) noexcept;
 
   /// Counts a single-copy send of this process starting (+1) or answered or ended (-1). While
@@ -63,9 +63,9 @@ class UcxWorker {
   /// communicator (MESHCOMM_UCX_ONE_WAY).
   [[nodiscard]] OneWayTransferChoice& one_way_choice() noexcept { return one_way_choice_; }
 
-  /// Single-copy reads whose descriptor came and that are not done yet; every wait of the
-  /// process does them (pending_reads.hpp).
-  [[nodiscard]] PendingReads& pending_reads() noexcept { return pending_reads_; }
+  /// The answers (and reads) this process owes its single-copy senders, in the order owed; every
+  /// wait of the process delivers them (answer_queue.hpp).
+  [[nodiscard]] AnswerQueue& answers() noexcept { return answers_; }
 
   /// A context id no communicator of this process has used, at least `at_least`; later calls
   /// return larger ones. Communicators agree on the largest their ranks propose.
@@ -85,7 +85,7 @@ class UcxWorker {
   std::atomic<int> large_sends_{0};
   std::atomic<std::uint64_t> large_sends_started_{0};
   OneWayTransferChoice one_way_choice_{one_way_policy_from_environment()};
-  PendingReads pending_reads_;
+  AnswerQueue answers_;
   std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
 };
 
