@@ -32,10 +32,8 @@ std::string_view to_string(HaloStrategy strategy) noexcept {
 
 namespace detail {
 
-namespace {
-
 /// How rows sit in the extended buffer.
-struct RowFormat {
+struct HaloRowFormat {
   std::size_t row_elements;
   DataType type;
   std::size_t row_bytes;
@@ -45,7 +43,7 @@ struct RowFormat {
 
 /// One direction of the exchange (forward, or the adjoint with the roles swapped): the messages
 /// out and in, each ordered by (peer, slot) so that both sides of every pair agree on the order.
-struct Direction {
+struct HaloDirection {
   std::vector<const HaloMessage*> out;
   std::vector<const HaloMessage*> in;
   std::vector<std::size_t> out_offset;  // byte offset of each message in the packed buffers
@@ -59,6 +57,8 @@ struct Direction {
   std::unique_ptr<NeighborGraph> graph;  // mpi_neighbor only
   std::vector<int> edge_counts[4];       // mpi_neighbor: send counts, offsets, recv counts, offsets
 };
+
+namespace {
 
 std::vector<const HaloMessage*> ordered(const std::vector<HaloMessage>& messages) {
   std::vector<const HaloMessage*> result;
@@ -74,7 +74,7 @@ std::vector<const HaloMessage*> ordered(const std::vector<HaloMessage>& messages
 /// The state behind a HaloPlan.
 class HaloPlanImpl {
  public:
-  HaloPlanImpl(CommunicatorImpl& comm, HaloExchangeLayout layout, RowFormat format, HaloStrategy strategy,
+  HaloPlanImpl(CommunicatorImpl& comm, HaloExchangeLayout layout, HaloRowFormat format, HaloStrategy strategy,
                std::size_t extended_rows, std::size_t own_first, int tag_slots)
       : comm_(comm),
         layout_(std::move(layout)),
@@ -141,7 +141,7 @@ class HaloPlanImpl {
   }
 
  private:
-  void prepare(Direction& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in,
+  void prepare(HaloDirection& direction, const std::vector<HaloMessage>& out, const std::vector<HaloMessage>& in,
                bool adjoint) {
     direction.out = ordered(out);
     direction.in = ordered(in);
@@ -302,7 +302,7 @@ class HaloPlanImpl {
 
   /// Where incoming message `index` lands: straight in its rows when they are one dense block
   /// (forward p2p), else in the packed buffer for the unpack.
-  [[nodiscard]] std::byte* incoming_target(const Direction& direction, std::size_t index, std::byte* base,
+  [[nodiscard]] std::byte* incoming_target(const HaloDirection& direction, std::size_t index, std::byte* base,
                                            std::byte* packed_in, bool adjoint) const {
     const auto& message = *direction.in[index];
     return !adjoint && dense(message) ? row(base, message.rows.front()) : packed_in + direction.in_offset[index];
@@ -318,7 +318,7 @@ class HaloPlanImpl {
   }
 
   /// Step 0: local rows, packing, and the transfers.
-  std::vector<Work> post(Direction& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
+  std::vector<Work> post(HaloDirection& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
                          bool adjoint, OperationLabel label, int first_tag) {
     copy_local(base, adjoint);
     direction.pack.copy(packed_out, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
@@ -435,7 +435,7 @@ class HaloPlanImpl {
   }
 
   /// Step 1: received rows into place (forward) or added onto their owners' rows (adjoint).
-  void finish(Direction& direction, std::byte* base, const std::byte* packed_in, bool adjoint, StreamRef stream = {},
+  void finish(HaloDirection& direction, std::byte* base, const std::byte* packed_in, bool adjoint, StreamRef stream = {},
               device::Completion completion = device::Completion::on_return) const {
     if (adjoint) {
       direction.unpack.add(base, format_.stride_bytes, packed_in, format_.row_bytes, format_.row_elements, format_.type,
@@ -448,13 +448,13 @@ class HaloPlanImpl {
 
   CommunicatorImpl& comm_;
   HaloExchangeLayout layout_;
-  RowFormat format_;
+  HaloRowFormat format_;
   HaloStrategy strategy_;
   std::size_t extended_rows_;
   std::size_t own_first_;
   int tag_slots_;
-  Direction forward_;
-  Direction adjoint_;
+  HaloDirection forward_;
+  HaloDirection adjoint_;
   RowTable local_forward_;
   RowTable local_adjoint_;
   std::vector<std::size_t> counts_;
@@ -475,7 +475,7 @@ Error halo_error(const std::string& message) {
   return Error(ErrorCode::invalid_argument, message, {.operation = "HaloPlan::create"});
 }
 
-RowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_stride, MemoryKind memory) {
+HaloRowFormat row_format(std::size_t row_elements, DataType type, std::size_t row_stride, MemoryKind memory) {
   if (row_elements == 0) throw halo_error("row_elements = 0; rows need at least one element");
   const std::size_t stride = row_stride == 0 ? row_elements : row_stride;
   if (stride < row_elements) {

@@ -16,7 +16,7 @@
 namespace meshcomm::testing {
 namespace {
 
-std::unique_ptr<Communicator> world;
+std::unique_ptr<Communicator> world_communicator;
 
 class FailurePrinter : public ::testing::EmptyTestEventListener {
  public:
@@ -34,7 +34,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 }  // namespace
 
-Communicator& mpi_world() { return *world; }
+Communicator& mpi_world() { return *world_communicator; }
 
 }  // namespace meshcomm::testing
 
@@ -44,16 +44,16 @@ int main(int argc, char** argv) {
   meshcomm::MpiBootstrap bootstrap(MPI_COMM_WORLD, meshcomm::testing::kTestTimeout);
   const char* backend = std::getenv("MESHCOMM_TEST_BACKEND");
   const bool on_ucx = backend != nullptr && std::string_view(backend) == "ucx";
-  meshcomm::testing::world = std::make_unique<meshcomm::Communicator>(meshcomm::Communicator::create(
+  meshcomm::testing::world_communicator = std::make_unique<meshcomm::Communicator>(meshcomm::Communicator::create(
       bootstrap, {.backend = on_ucx ? meshcomm::BackendKind::ucx : meshcomm::BackendKind::automatic,
                   .timeout = meshcomm::testing::kTestTimeout}));
-  const int rank = meshcomm::testing::world->rank();
+  const int rank = meshcomm::testing::world_communicator->rank();
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new meshcomm::testing::FailurePrinter(rank));
   }
   const int result = RUN_ALL_TESTS();
-  meshcomm::testing::world.reset();
+  meshcomm::testing::world_communicator.reset();
   return result;
 }
