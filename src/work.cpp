@@ -115,9 +115,13 @@ ScheduleWorkState::ScheduleWorkState(int steps, std::function<std::vector<Work>(
 
 bool ScheduleWorkState::advance_while_complete() {
   while (true) {
-    for (auto& work : current_) {
-      if (!work.test()) return false;
-    }
+    // Test every work of the step, not only up to the first incomplete one: a poll that stops
+    // at a send waiting for its peer would leave the receive beside it untouched, and on an
+    // engine whose receives move in their own test (ucx's single-copy reads) the peer's send
+    // then waits for whatever else progresses this rank.
+    bool all = true;
+    for (auto& work : current_) all = work.test() && all;
+    if (!all) return false;
     current_.clear();
     if (next_step_ == steps_) return true;
     current_ = start_step_(next_step_++);
