@@ -108,10 +108,13 @@ MpiBackend::~MpiBackend() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized != 0) return;
-  // Open MPI frees a communicator locally; nothing here waits on other ranks.
+  // Open MPI frees a communicator locally; nothing here waits on other ranks. But it may still
+  // progress a collective request that a rank never joined after its communicator is freed, and
+  // then reads freed memory: a communicator that carries one is left behind, never freed.
+  const bool internal_carries_unfinished = native_shapes_->holds_unfinished_requests();
   native_shapes_.reset();
-  if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
-  if (user_ != MPI_COMM_NULL) MPI_Comm_free(&user_);
+  if (internal_ != MPI_COMM_NULL && !internal_carries_unfinished) MPI_Comm_free(&internal_);
+  if (user_ != MPI_COMM_NULL && !user_carries_unfinished_) MPI_Comm_free(&user_);
 }
 
 namespace {
@@ -173,8 +176,13 @@ std::unique_ptr<Backend> MpiBackend::split(std::span<const int> members, int col
   // its leftover messages: a duplicate made with a timeout first shows that every rank got here.
   const MpiArrivals arrivals(user_);
   arrivals.announce();
-  MPI_Comm agreed =
-      duplicate_communicator(user_, timeout_, "agreeing that every rank reached the split", where, &arrivals);
+  MPI_Comm agreed = MPI_COMM_NULL;
+  try {
+    agreed = duplicate_communicator(user_, timeout_, "agreeing that every rank reached the split", where, &arrivals);
+  } catch (const Error&) {
+    user_carries_unfinished_ = true;
+    throw;
+  }
   MPI_Comm child = MPI_COMM_NULL;
   const int code = MPI_Comm_split(agreed, color, new_rank, &child);
   MPI_Comm_free(&agreed);

@@ -62,6 +62,8 @@ class MpiBackend final : public Backend {
 
   MPI_Comm user_ = MPI_COMM_NULL;
   MPI_Comm internal_ = MPI_COMM_NULL;
+  /// A split's duplication of user_ timed out: its request stays with MPI, so user_ is never freed.
+  bool user_carries_unfinished_ = false;
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;

@@ -129,7 +129,9 @@ MpiNativeShapes::MpiNativeShapes(MPI_Comm base, int size, std::shared_ptr<FatalS
 MpiNativeShapes::~MpiNativeShapes() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  // Requests MPI still holds (a rank never joined) keep their buffers: those are left behind.
+  // Requests MPI still holds (a rank never joined) keep their buffers and communicators: those
+  // are left behind. A fatal communicator may have left a native collective on a shape's.
+  const bool keep_communicators = finalized != 0 || fatal_->is_set() || holds_unfinished_requests();
   auto leave_pending = [](std::unique_ptr<Agreement>& agreement) {
     if (agreement != nullptr && !agreement->done) (void)agreement.release();
   };
@@ -140,8 +142,19 @@ MpiNativeShapes::~MpiNativeShapes() {
   for (auto& shape : shapes_) {
     leave_pending(shape->first_call);
     const bool duplicated = shape->duplication == MPI_REQUEST_NULL;
-    if (finalized == 0 && duplicated && shape->comm != MPI_COMM_NULL) MPI_Comm_free(&shape->comm);
+    if (!keep_communicators && duplicated && shape->comm != MPI_COMM_NULL) MPI_Comm_free(&shape->comm);
   }
+}
+
+bool MpiNativeShapes::holds_unfinished_requests() const noexcept {
+  auto unfinished = [](const auto& exchange) { return exchange != nullptr && !exchange->done; };
+  for (const auto& item : queue_) {
+    if (unfinished(item.own) || unfinished(item.counts)) return true;
+  }
+  for (const auto& shape : shapes_) {
+    if (shape->duplication != MPI_REQUEST_NULL || unfinished(shape->first_call)) return true;
+  }
+  return false;
 }
 
 MPI_Comm MpiNativeShapes::find_ready(const CallRecord& shape) noexcept {

@@ -70,6 +70,11 @@ class MpiNativeShapes {
   [[nodiscard]] const RankProcesses* processes() const noexcept { return processes_; }
   [[nodiscard]] const MpiTimeoutReports* reports() const noexcept { return reports_; }
 
+  /// True while a collective request on `base` is unfinished: a shape's duplication, an
+  /// agreement or a count exchange that some rank has not joined. MPI cannot withdraw one, and
+  /// Open MPI may still progress it, so `base` must outlive it: it is never freed then.
+  [[nodiscard]] bool holds_unfinished_requests() const noexcept;
+
  private:
   struct Agreement;
   struct CountCheck;

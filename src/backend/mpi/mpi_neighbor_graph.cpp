@@ -19,7 +19,9 @@ class MpiNeighborGraph final : public NeighborGraph {
   ~MpiNeighborGraph() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalized == 0 && graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
+    // A fatal communicator may have left an exchange with MPI, which cannot withdraw it and may
+    // still progress it: its graph is then left behind.
+    if (finalized == 0 && !fatal_->is_set() && graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
   }
 
   std::shared_ptr<WorkState> start(const void* send, std::span<const int> send_counts,
