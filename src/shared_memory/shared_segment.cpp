@@ -36,9 +36,13 @@ std::optional<SegmentLocation> SharedMemoryRegistry::locate(const void* pointer,
 }
 
 std::uint64_t host_identity() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return std::hash<std::string>{}(name);
+  // Asked by every shm call: the system call costs about as much as a small message.
+  static const std::uint64_t identity = [] {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    return std::hash<std::string>{}(name);
+  }();
+  return identity;
 }
 
 SegmentReference SegmentReference::of(const SegmentLocation& location) noexcept {
