@@ -24,6 +24,15 @@ std::unique_ptr<Algorithm> make_shm_reduce_scatter();
 std::vector<std::unique_ptr<Algorithm>> make_native_algorithms();
 std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms();
 
+struct CallRecord;
+
+/// `args`, a call the `eager` algorithm runs, on the communicator's eager slots (which must
+/// exist); the ranks compare `record` to tell whether they agree, and `buffers` (if any), the
+/// owner of the memory `args` points to, is kept until it finishes. Null if it finished inside
+/// the call. Like every eager operation it must start as its call is made, in call order.
+std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveArgs& args, const CallRecord& record,
+                                       std::shared_ptr<const void> buffers);
+
 /// Why an algorithm over recursive doubling or halving cannot run on `comm`: empty where its
 /// size is a power of two.
 std::string needs_power_of_two_ranks(const CommunicatorImpl& comm);

@@ -67,14 +67,19 @@ class EagerCollective final : public AlgorithmOf<Kind> {
   }
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
-    const auto& mailbox = comm.eager_mailbox();
-    const std::int64_t op = mailbox->start(args);
-    if (op < 0) return nullptr;  // finished inside the call
-    return std::make_shared<EagerWorkState>(comm, mailbox, op, Kind, args.label);
+    return start_eager(comm, args, CallRecord::of(args), nullptr);
   }
 };
 
 }  // namespace
+
+std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveArgs& args, const CallRecord& record,
+                                       std::shared_ptr<const void> buffers) {
+  const auto& mailbox = comm.eager_mailbox();
+  const std::int64_t op = mailbox->start(args, record, std::move(buffers));
+  if (op < 0) return nullptr;  // finished inside the call
+  return std::make_shared<EagerWorkState>(comm, mailbox, op, static_cast<CollectiveKind>(record.kind), args.label);
+}
 
 std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms() {
   std::vector<std::unique_ptr<Algorithm>> eager;

@@ -236,10 +236,11 @@ void EagerMailbox::progress() {
   }
 }
 
-std::int64_t EagerMailbox::start(const CollectiveArgs& args) {
+std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& record,
+                                 std::shared_ptr<const void> buffers) {
   std::lock_guard lock(mutex_);
   const std::int64_t op = issued_++;
-  pending_.push_back({.op = op, .args = args, .record = CallRecord::of(args)});
+  pending_.push_back({.op = op, .args = args, .record = record, .buffers = std::move(buffers)});
   progress();
   return finished_ > op && !failures_.contains(op) ? -1 : op;
 }

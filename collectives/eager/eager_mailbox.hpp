@@ -60,8 +60,11 @@ class EagerMailbox {
   [[nodiscard]] static std::size_t published_bytes(const CollectiveArgs& args) noexcept;
 
   /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the
-  /// call (its peers had all arrived and agreed).
-  std::int64_t start(const CollectiveArgs& args);
+  /// call (its peers had all arrived and agreed). The ranks compare `record` (by default
+  /// `args`' own) to tell whether they agree; `buffers`, where given, owns the memory `args`
+  /// points to and is kept until the operation finishes, even if its Work is dropped.
+  std::int64_t start(const CollectiveArgs& args, const CallRecord& record, std::shared_ptr<const void> buffers);
+  std::int64_t start(const CollectiveArgs& args) { return start(args, CallRecord::of(args), nullptr); }
   /// Drives the operations not yet finished, oldest first; true once operation `op` has finished.
   /// Throws the Error of an operation whose ranks disagree about the call.
   bool finished(std::int64_t op);
@@ -74,6 +77,7 @@ class EagerMailbox {
     std::int64_t op;
     CollectiveArgs args;
     CallRecord record;
+    std::shared_ptr<const void> buffers;
     bool published = false;
   };
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
