@@ -22,6 +22,7 @@ constexpr std::size_t kLine = 64;  // the finished counter on a cache line of it
 constexpr std::size_t kRecordAt = 8;
 constexpr std::size_t kHeader = 2 * kLine;
 static_assert(kRecordAt + sizeof(CallRecord) <= kHeader);
+static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
 constexpr std::size_t kSegmentBytes = kLine + EagerMailbox::kSlots * kSlotStride;
 
@@ -152,14 +153,20 @@ void EagerMailbox::publish(Pending& pending) noexcept {
 
 std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
   const bool from_root_only = pending.args.kind == CollectiveKind::broadcast;
-  std::vector<CallRecord> records(static_cast<std::size_t>(size_), pending.record);
+  auto compared = [&](int rank) { return rank != rank_ && (!from_root_only || rank == pending.args.root); };
+  // The records are compared where they lie; only a disagreement, which is rare, copies them.
   int first_other = -1;
-  for (int rank = 0; rank < size_; ++rank) {
-    if (rank == rank_ || (from_root_only && rank != pending.args.root)) continue;
-    std::memcpy(&records[rank], slot(rank, pending.op) + kRecordAt, sizeof(CallRecord));
-    if (first_other < 0 && !(records[rank] == pending.record)) first_other = rank;
+  for (int rank = 0; rank < size_ && first_other < 0; ++rank) {
+    if (compared(rank) &&
+        std::memcmp(slot(rank, pending.op) + kRecordAt, &pending.record, sizeof(CallRecord)) != 0) {
+      first_other = rank;
+    }
   }
   if (first_other < 0) return std::nullopt;
+  std::vector<CallRecord> records(static_cast<std::size_t>(size_), pending.record);
+  for (int rank = 0; rank < size_; ++rank) {
+    if (compared(rank)) std::memcpy(&records[rank], slot(rank, pending.op) + kRecordAt, sizeof(CallRecord));
+  }
   ErrorContext context = where_;
   context.operation = pending.args.label.name;
   context.sequence = pending.args.label.sequence;
@@ -240,7 +247,17 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
                                  std::shared_ptr<const void> buffers) {
   std::lock_guard lock(mutex_);
   const std::int64_t op = issued_++;
-  pending_.push_back({.op = op, .args = args, .record = record, .buffers = std::move(buffers)});
+  Pending pending{.op = op, .args = args, .record = record, .buffers = std::move(buffers)};
+  if (pending_.empty() && slot_free(op)) {
+    // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
+    // queueing (the common case of a small call, which a queue's allocation would slow).
+    publish(pending);
+    if (all_arrived(pending)) {
+      finish(pending);
+      return failures_.contains(op) ? op : -1;
+    }
+  }
+  pending_.push_back(std::move(pending));
   progress();
   return finished_ > op && !failures_.contains(op) ? -1 : op;
 }
