@@ -32,19 +32,25 @@ class Algorithm {
   /// Whether it is `native`, which hands the call to the backend (answered without a virtual
   /// call: it is asked on every call on CUDA memory).
   [[nodiscard]] bool is_native() const noexcept { return native_; }
+  /// Whether it sends messages on internal tags (which a call's tag window then numbers); one
+  /// that does not skips the window's fingerprint on every call.
+  [[nodiscard]] bool takes_tags() const noexcept { return takes_tags_; }
 
  protected:
-  explicit constexpr Algorithm(bool native) noexcept : native_(native) {}
+  explicit constexpr Algorithm(bool native, bool takes_tags) noexcept : native_(native), takes_tags_(takes_tags) {}
 
  private:
   bool native_;
+  bool takes_tags_;
 };
 
 /// Defines `name()` and `kind()` of an algorithm class.
 template <CollectiveKind Kind>
 class AlgorithmOf : public Algorithm {
  public:
-  explicit constexpr AlgorithmOf(std::string_view name) noexcept : Algorithm(name == "native"), name_(name) {}
+  /// `takes_tags`: see Algorithm::takes_tags.
+  explicit constexpr AlgorithmOf(std::string_view name, bool takes_tags = true) noexcept
+      : Algorithm(name == "native", takes_tags), name_(name) {}
   [[nodiscard]] std::string_view name() const noexcept final { return name_; }
   [[nodiscard]] CollectiveKind kind() const noexcept final { return Kind; }
 

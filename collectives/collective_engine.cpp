@@ -1,5 +1,7 @@
 #include "collective_engine.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -131,7 +133,8 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs
 Work CollectiveEngine::start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args,
                                     std::string_view requested) const {
   const auto& algorithm = choose(comm, args, requested);
-  const CollectiveTagWindow tags(comm, call_fingerprint(args), args.call);
+  std::optional<CollectiveTagWindow> tags;
+  if (algorithm.takes_tags()) tags.emplace(comm, call_fingerprint(args), args.call);
   // Algorithms driven from the host read CUDA buffers as they start: the stream's earlier work
   // (which produced the input) must be complete first.
   const bool queued_on_stream = algorithm.is_native() && comm.stream_ordered();

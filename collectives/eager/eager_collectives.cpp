@@ -44,7 +44,7 @@ class EagerWorkState final : public WorkState {
 template <CollectiveKind Kind>
 class EagerCollective final : public AlgorithmOf<Kind> {
  public:
-  EagerCollective() : AlgorithmOf<Kind>("eager") {}
+  EagerCollective() : AlgorithmOf<Kind>("eager", /*takes_tags=*/false) {}
 
   std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     if (comm.eager_mailbox() == nullptr) {
