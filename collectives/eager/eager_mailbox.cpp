@@ -18,10 +18,18 @@ namespace meshcomm::detail {
 namespace {
 
 constexpr std::size_t kLine = 64;  // the finished counter on a cache line of its own
-// A slot: its sequence word, the call's record after it, then the payload.
+// A slot: its first cache line holds the sequence word, the call's record without its site and,
+// for a payload that fits, the payload itself, so that a reader of a small call moves one line;
+// the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
+// after the header.
 constexpr std::size_t kRecordAt = 8;
+constexpr std::size_t kRecordCoreBytes = offsetof(CallRecord, site);
+constexpr std::size_t kInlineAt = kRecordAt + kRecordCoreBytes;
+constexpr std::size_t kInlineBytes = kLine - kInlineAt;
+constexpr std::size_t kSiteAt = kLine;
 constexpr std::size_t kHeader = 2 * kLine;
-static_assert(kRecordAt + sizeof(CallRecord) <= kHeader);
+static_assert(kInlineAt < kLine && kSiteAt + sizeof(CallRecord::site) <= kHeader);
+static_assert(kRecordCoreBytes + sizeof(CallRecord::site) == sizeof(CallRecord), "the site ends the record");
 static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
 constexpr std::size_t kSegmentBytes = kLine + EagerMailbox::kSlots * kSlotStride;
@@ -40,6 +48,13 @@ struct Descriptor {
   std::uint64_t host = 0;
   SegmentReference segment;
 };
+
+/// Where a slot's payload of `bytes` lies.
+std::byte* payload_at(std::byte* slot, std::size_t bytes) noexcept {
+  return slot + (bytes <= kInlineBytes ? kInlineAt : kHeader);
+}
+
+bool has_site(const CallRecord& record) noexcept { return record.site[0] != '\0'; }
 
 bool on_backend_with_host_memory(BackendKind kind) noexcept {
   return kind == BackendKind::mpi || kind == BackendKind::ucx || kind == BackendKind::inproc;
@@ -141,11 +156,13 @@ bool EagerMailbox::all_arrived(const Pending& pending) const noexcept {
 void EagerMailbox::publish(Pending& pending) noexcept {
   std::byte* mine = slot(rank_, pending.op);
   const auto& args = pending.args;
-  std::memcpy(mine + kRecordAt, &pending.record, sizeof pending.record);
+  std::memcpy(mine + kRecordAt, &pending.record, kRecordCoreBytes);
+  if (has_site(pending.record)) std::memcpy(mine + kSiteAt, pending.record.site.data(), sizeof pending.record.site);
+  std::byte* payload = payload_at(mine, published_bytes(args));
   if (args.kind != CollectiveKind::broadcast) {
-    std::memcpy(mine + kHeader, args.input.data, args.input.bytes());
+    std::memcpy(payload, args.input.data, args.input.bytes());
   } else if (args.root == rank_) {
-    std::memcpy(mine + kHeader, args.output.data, args.output.bytes());
+    std::memcpy(payload, args.output.data, args.output.bytes());
   }
   store_release(mine, static_cast<std::uint64_t>(pending.op) + 1);
   pending.published = true;
@@ -155,17 +172,25 @@ std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
   const bool from_root_only = pending.args.kind == CollectiveKind::broadcast;
   auto compared = [&](int rank) { return rank != rank_ && (!from_root_only || rank == pending.args.root); };
   // The records are compared where they lie; only a disagreement, which is rare, copies them.
+  // The site is there, and compared, only where this rank's calls carry one (callsite mode).
+  const bool with_site = has_site(pending.record);
+  auto differs = [&](int rank) {
+    const std::byte* theirs = slot(rank, pending.op);
+    return std::memcmp(theirs + kRecordAt, &pending.record, kRecordCoreBytes) != 0 ||
+           (with_site && std::memcmp(theirs + kSiteAt, pending.record.site.data(), sizeof pending.record.site) != 0);
+  };
   int first_other = -1;
   for (int rank = 0; rank < size_ && first_other < 0; ++rank) {
-    if (compared(rank) &&
-        std::memcmp(slot(rank, pending.op) + kRecordAt, &pending.record, sizeof(CallRecord)) != 0) {
-      first_other = rank;
-    }
+    if (compared(rank) && differs(rank)) first_other = rank;
   }
   if (first_other < 0) return std::nullopt;
   std::vector<CallRecord> records(static_cast<std::size_t>(size_), pending.record);
   for (int rank = 0; rank < size_; ++rank) {
-    if (compared(rank)) std::memcpy(&records[rank], slot(rank, pending.op) + kRecordAt, sizeof(CallRecord));
+    if (!compared(rank)) continue;
+    const std::byte* theirs = slot(rank, pending.op);
+    std::memcpy(static_cast<void*>(&records[rank]), theirs + kRecordAt, kRecordCoreBytes);  // its fields before the site
+    records[rank].site = {};
+    if (with_site) std::memcpy(records[rank].site.data(), theirs + kSiteAt, sizeof pending.record.site);
   }
   ErrorContext context = where_;
   context.operation = pending.args.label.name;
@@ -180,7 +205,8 @@ std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
 
 void EagerMailbox::finish(const Pending& pending) {
   const auto& args = pending.args;
-  auto payload = [&](int rank) -> const std::byte* { return slot(rank, pending.op) + kHeader; };
+  const std::size_t published = published_bytes(args);
+  auto payload = [&](int rank) -> const std::byte* { return payload_at(slot(rank, pending.op), published); };
   auto failure = disagreement(pending);
   if (failure) {
     failures_.emplace(pending.op, *failure);
