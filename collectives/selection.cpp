@@ -22,13 +22,15 @@ SelectionTable SelectionTable::measured_defaults() {
   // Measured at -np 2 on the 2-core development machine (perftests/README.md):
   // - small calls (each rank publishing at most 64 KiB) of ranks on one host: `eager`, through
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
-  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8-64 B:
-  //   0.91-0.96x, 0.01 us behind), 1.6-3.3x at -np 4, where every other path was 0.4-1.2x;
+  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B:
+  //   1.09x in a fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every
+  //   other path was 0.4-1.2x;
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);
   // - from 512 KiB the shm single-copy path wins 2-3x when buffers come from allocate_shared,
-  //   and costs under 5% (its 2 us descriptor exchange) when they do not;
+  //   and costs 1-2% at 512 KiB-1 MiB when they do not (its descriptor exchange through the
+  //   eager slots, 0.5-1.3 us over the ring alone);
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
   // - all-reduce on user buffers against the faster of MPI_Allreduce and MPI_Iallreduce:
   //   recursive doubling up to 64 KiB, the ring from 128 KiB (recursive doubling there is
