@@ -57,6 +57,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
   failures_ = std::make_unique<std::atomic<ucs_status_t>[]>(ranks);
   ended_ = std::make_unique<std::atomic<bool>[]>(ranks);
   payload_awaited_ = std::make_unique<std::atomic<bool>[]>(ranks);
+  large_sends_to_ = std::make_unique<std::atomic<std::uint64_t>[]>(ranks);
   endpoints_.assign(ranks, nullptr);
   for (std::size_t rank = 0; rank < ranks; ++rank) {
     failures_[rank].store(UCS_OK);

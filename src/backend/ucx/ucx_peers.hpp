@@ -66,6 +66,16 @@ class UcxPeers {
   void release_payload(int root_rank) noexcept {
     payload_awaited_[static_cast<std::size_t>(root_rank)].store(false);
   }
+  /// Counts a single-copy send to `root_rank` starting, here and in the worker's
+  /// count_large_send (which it calls).
+  void count_large_send_to(int root_rank) noexcept {
+    worker_->count_large_send(+1);
+    large_sends_to_[static_cast<std::size_t>(root_rank)].fetch_add(1, std::memory_order_relaxed);
+  }
+  /// How many single-copy sends to `root_rank` have started through these endpoints.
+  [[nodiscard]] std::uint64_t large_sends_to(int root_rank) const noexcept {
+    return large_sends_to_[static_cast<std::size_t>(root_rank)].load(std::memory_order_relaxed);
+  }
   /// `root_rank`'s process id.
   [[nodiscard]] std::int64_t pid(int root_rank) const noexcept { return pids_[static_cast<std::size_t>(root_rank)]; }
 
@@ -81,6 +91,7 @@ class UcxPeers {
   std::vector<ProcessIdentity> processes_;
   std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end
   std::unique_ptr<std::atomic<bool>[]> payload_awaited_;  ///< per peer: claim_payload
+  std::unique_ptr<std::atomic<std::uint64_t>[]> large_sends_to_;  ///< per peer: count_large_send_to
 };
 
 }  // namespace meshcomm::detail

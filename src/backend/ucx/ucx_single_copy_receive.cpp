@@ -36,6 +36,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   void start(const std::shared_ptr<ReceiveCore>& self) {
     self_ = self;
     sends_started_at_post_ = peers_->worker().large_sends_started();
+    sends_to_sender_at_post_ = peers_->large_sends_to(root_peer_);
     auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(self, peers_->worker().worker(), &descriptor_,
                                                                           sizeof descriptor_, tags_.descriptor);
     std::lock_guard lock(mutex_);
@@ -120,10 +121,14 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     announced_at_ = Clock::now();
     // Traffic both ways at once, where both cores are busy with their own messages, always takes
     // the single copy, which halves the traffic through memory. It is that where this process has
-    // a large send in flight, or started one since it posted this receive (a ring step posts its
-    // receive, then its send, whose answer may come before this descriptor does).
+    // a large send in flight, or started one to another rank since it posted this receive (a ring
+    // step posts its receive, then its send, whose answer may come before this descriptor does).
+    // A finished send to this very sender is not: its messages come in order, so this descriptor
+    // left after it had that send's payload (a request and its reply, as in a ping-pong).
     const auto& worker = peers_->worker();
-    one_way_ = worker.large_sends_in_flight() == 0 && worker.large_sends_started() == sends_started_at_post_;
+    const auto started = worker.large_sends_started() - sends_started_at_post_;
+    const auto started_to_sender = peers_->large_sends_to(root_peer_) - sends_to_sender_at_post_;
+    one_way_ = worker.large_sends_in_flight() == 0 && started == started_to_sender;
     if (finished_) return;  // withdrawn
     if (status != UCS_OK) {
       fail(receive_failed(status));
@@ -236,6 +241,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   SingleCopyDescriptor descriptor_;
   Clock::time_point announced_at_;
   std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
+  std::uint64_t sends_to_sender_at_post_ = 0;  ///< large_sends_to(root_peer_) then
   bool one_way_ = false;  ///< this process sent no large message of its own while the receive waited
 };
 

@@ -33,7 +33,7 @@ class SendCore final : public SingleCopyCoreState {
   /// Posts the answer's receive, then sends the descriptor; `self` is this core, kept alive
   /// until UCX's callback.
   void start(const std::shared_ptr<SendCore>& self) {
-    peers_->worker().count_large_send(+1);
+    peers_->count_large_send_to(root_peer_);
     counted_ = true;
     auto request = post_tag_receive<SendCore, &SendCore::answered>(self, peers_->worker().worker(), &answer_,
                                                                    sizeof answer_, tags_.acknowledgement);
@@ -78,7 +78,10 @@ class SendCore final : public SingleCopyCoreState {
       }
     }
     if (announced) announced->test();  // throws where the descriptor could not be sent
-    return payload && payload->test();
+    if (!payload || !payload->test()) return false;
+    std::lock_guard lock(mutex_);
+    stop_counting();  // an asked-for payload is this process's traffic until it has left
+    return true;
   }
 
   /// At a timeout: no answer is awaited any more, and the receiver may still read the buffer.
@@ -98,7 +101,10 @@ class SendCore final : public SingleCopyCoreState {
     request_ = nullptr;
     ucp_request_free(request);
     answered_ = true;
-    stop_counting();
+    // A payload the receiver asks for is still this process's traffic: counted until it has left.
+    const bool sends_payload = !finished_ && status == UCS_OK && length == sizeof answer_ &&
+                               answer_.outcome == SingleCopyAnswer::kSendThePayload;
+    if (!sends_payload) stop_counting();
     if (finished_) return;  // withdrawn
     if (status != UCS_OK || length != sizeof answer_) {
       fail(Error(ErrorCode::backend_failure,
