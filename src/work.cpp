@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <type_traits>
+
+#include <time.h>
 
 #include "meshcomm/error.hpp"
 #include "flight_recorder.hpp"
@@ -54,8 +57,40 @@ std::chrono::milliseconds remaining(Clock::time_point deadline) {
   return std::max(left, std::chrono::milliseconds{0});
 }
 
+namespace {
+
+Clock::duration as_duration(const timespec& time) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(time.tv_sec) +
+                                                     std::chrono::nanoseconds(time.tv_nsec));
+}
+
+/// More than coarse_now() may lag behind Clock::now(): two ticks (the coarse clock moves once a
+/// tick), or nothing where it is Clock::now().
+Clock::duration coarse_lag() noexcept {
+  static const Clock::duration lag = [] {
+#if defined(CLOCK_MONOTONIC_COARSE)
+    timespec resolution{};
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0) return 2 * as_duration(resolution);
+#endif
+    return Clock::duration::zero();
+  }();
+  return lag;
+}
+
+}  // namespace
+
+Clock::time_point coarse_now() noexcept {
+#if defined(CLOCK_MONOTONIC_COARSE)
+  // The steady clock is CLOCK_MONOTONIC; its coarse reading runs on the same timeline.
+  static_assert(std::is_same_v<Clock, std::chrono::steady_clock>);
+  timespec now{};
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &now) == 0) return Clock::time_point(as_duration(now));
+#endif
+  return Clock::now();
+}
+
 Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
-  auto now = Clock::now();
+  auto now = coarse_now() + coarse_lag();
   if (timeout > std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
     return Clock::time_point::max();
   }

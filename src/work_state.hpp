@@ -81,7 +81,13 @@ bool poll_until(const std::function<bool()>& done, Clock::time_point deadline);
 /// Time left until `deadline`, for wait calls that take a duration (never negative).
 std::chrono::milliseconds remaining(Clock::time_point deadline);
 
-/// `now + timeout`, saturating instead of overflowing for huge timeouts.
+/// The steady clock at the resolution of the system's tick (never ahead of Clock::now(), behind
+/// it by less than one tick, a few milliseconds), at about a quarter of its cost: for when an
+/// operation started and when a wait gives up, which only timeouts and their messages read.
+Clock::time_point coarse_now() noexcept;
+
+/// A time at least `timeout` after now and at most two ticks beyond that (a wait never gives up
+/// early), read from coarse_now(); saturating instead of overflowing for huge timeouts.
 Clock::time_point deadline_after(std::chrono::milliseconds timeout);
 
 }  // namespace meshcomm::detail

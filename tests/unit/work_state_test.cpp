@@ -1,7 +1,8 @@
 // A test() of a composed work polls every work of its current step, so that a poller that only
 // calls test() (MPI_Test style, or the torch plugin's queue) moves a receive that sits behind a
 // send still waiting for its peer; and the schedule starts its next step only once the whole
-// step is complete.
+// step is complete. The cheap clock that operations and waits read is never ahead of the
+// steady clock, and a deadline made from it is never early.
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,17 @@ TEST(GroupWork, TestPollsEveryPartPastAnIncompleteOne) {
   EXPECT_FALSE(work.test());
   EXPECT_EQ(second->tests(), 1);
   EXPECT_TRUE(work.test());
+}
+
+TEST(CoarseClock, NeverAheadOfTheSteadyClockAndItsDeadlinesNeverEarly) {
+  for (int round = 0; round < 10000; ++round) {
+    const auto coarse = coarse_now();
+    EXPECT_LE(coarse, Clock::now());
+    const auto before = Clock::now();
+    const auto deadline = deadline_after(std::chrono::milliseconds(3));
+    ASSERT_GE(deadline, before + std::chrono::milliseconds(3)) << "a wait would give up early";
+  }
+  EXPECT_EQ(deadline_after(std::chrono::milliseconds::max()), Clock::time_point::max());
 }
 
 }  // namespace

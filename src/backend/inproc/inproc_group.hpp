@@ -54,7 +54,7 @@ class InprocOperation final : public WorkState, public std::enable_shared_from_t
   std::condition_variable done_changed_;
   bool done_ = false;
   std::exception_ptr error_;
-  Clock::time_point started_ = Clock::now();
+  Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
 /// The rendezvous of one inproc communicator: posted sends and receives wait in per-destination

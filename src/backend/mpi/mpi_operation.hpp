@@ -69,7 +69,7 @@ class MpiOperation final : public WorkState {
   std::size_t pieces_ = 0;
   std::size_t next_pending_ = 0;
   std::exception_ptr error_;
-  Clock::time_point started_ = Clock::now();
+  Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
   LivenessSchedule liveness_;
 };
 

@@ -50,7 +50,7 @@ class UcxOperation final : public WorkState {
   bool done_ = false;
   std::exception_ptr error_;
   LivenessSchedule liveness_;  ///< when to look whether the peer's process has ended
-  Clock::time_point started_ = Clock::now();
+  Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
 /// A tagged send of `bytes` at `data` to root rank `root_peer` (`tag`: the whole UCX tag), as a

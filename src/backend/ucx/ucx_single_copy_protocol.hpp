@@ -151,7 +151,7 @@ class SingleCopyWork final : public WorkState {
 
  private:
   std::shared_ptr<Core> core_;
-  Clock::time_point started_ = Clock::now();
+  Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
 /// Starts a single-copy transfer of `data` with root rank `root_peer` driven by a new `Core`,
