@@ -41,7 +41,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.03-2.74x out of place, 0.75-0.93x
   //   mpi_best against 0.27-0.90x; from 8 MiB the ring was 2-8% ahead out of place (10-30%
   //   behind in place). At two ranks the ring, which reduces each chunk while the next moves,
-  //   was 1.03-1.28x ahead out of place; on mpi at 4 ranks it was 0.77-0.86x the ring from 1 MiB;
+  //   was 1.03-1.28x ahead out of place. On mpi at 4 ranks (on 2 cores) it was 0.77-0.86x the
+  //   ring from 1 MiB on 2026-11-24, but 0.89-0.93x mpi_best against the ring's 0.58-0.68x at
+  //   256 KiB and 1.08-1.57x against 0.70-1.15x at 1 MiB in two runs on 2026-11-26 (at 4 MiB
+  //   either way by turns), so it takes 128 KiB-2 MiB there: 4 rounds where the ring has 6, each
+  //   a chance for an oversubscribed rank to wait for a core. Recursive halving's reduce-scatter
+  //   likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both runs (0.77-1.73x mpi_best
+  //   against 0.63-1.29x), below the shm row (whose fallback on plain buffers is the ring);
   // - all-to-all gains nothing over Open MPI's own, so on mpi it is native; all-to-allv is
   //   pairwise, since native first exchanges every pair's counts (0.48 us pairwise against
   //   1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
@@ -71,6 +77,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 512 * KiB, .min_ranks = 4,
+       .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
@@ -78,6 +86,8 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 8 * MiB, .min_ranks = 4,
+       .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 2 * MiB, .min_ranks = 4,
        .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .algorithm = "native"},

@@ -57,7 +57,7 @@ TEST(SelectionTable, RowsAnswerByRanks) {
   EXPECT_EQ(at(4), "recursive_doubling");
 }
 
-TEST(SelectionTable, UcxAllReduceHalvesAndDoublesFromFourRanksBelow8MiB) {
+TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
     auto name = table.first_preferred(CollectiveKind::all_reduce, backend, bytes, ranks,
@@ -69,7 +69,21 @@ TEST(SelectionTable, UcxAllReduceHalvesAndDoublesFromFourRanksBelow8MiB) {
   EXPECT_EQ(at(BackendKind::ucx, 4 * MiB, 8), "rabenseifner");
   EXPECT_EQ(at(BackendKind::ucx, 8 * MiB, 4), "ring");
   EXPECT_EQ(at(BackendKind::ucx, 1 * MiB, 2), "ring");
-  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "rabenseifner");
+  EXPECT_EQ(at(BackendKind::mpi, 4 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 3), "ring");
+}
+
+TEST(SelectionTable, MpiReduceScatterHalvesFromFourRanksBelowTheShmRow) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](std::size_t bytes, int ranks) {
+    auto name = table.first_preferred(CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks,
+                                      [](std::string_view algorithm) { return algorithm != "eager"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  EXPECT_EQ(at(256 * KiB, 4), "recursive_halving");
+  EXPECT_EQ(at(256 * KiB, 2), "ring");
+  EXPECT_EQ(at(1 * MiB, 4), "shm");
 }
 
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
