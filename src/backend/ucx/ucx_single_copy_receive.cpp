@@ -242,7 +242,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   Clock::time_point announced_at_;
   std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
   std::uint64_t sends_to_sender_at_post_ = 0;  ///< large_sends_to(root_peer_) then
-  bool one_way_ = false;  ///< this process sent no large message of its own while the receive waited
+  bool one_way_ = false;  ///< no large send of this process ran beside it (see announced())
 };
 
 }  // namespace

@@ -45,9 +45,10 @@ class UcxWorker {
   /// answers are owed. False if the worker has no wakeup descriptor.
   bool sleep_until_event(std::chrono::steady_clock::time_point until) noexcept;
 
-  /// Counts a single-copy send of this process starting (+1) or answered or ended (-1). While
-  /// any is in flight, this process is moving a large message of its own, and it reads large
-  /// messages addressed to it in one copy rather than asking for them (ucx_single_copy_protocol.hpp).
+  /// Counts a single-copy send of this process starting (+1) or done with its bytes (-1: read,
+  /// its asked-for payload sent, or ended). While any is in flight, this process is moving a
+  /// large message of its own, and it reads large messages addressed to it in one copy rather
+  /// than asking for them (ucx_single_copy_protocol.hpp).
   void count_large_send(int change) noexcept {
     if (change > 0) large_sends_started_.fetch_add(1, std::memory_order_relaxed);
     large_sends_.fetch_add(change, std::memory_order_relaxed);
