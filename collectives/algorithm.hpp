@@ -29,6 +29,14 @@ class Algorithm {
   }
   /// Starts the collective; arguments are validated.
   [[nodiscard]] virtual std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const = 0;
+  /// For taking a call over part-way, as the shm path does when some rank's buffer turns out not
+  /// to be shared: how many internal tags start_on_tags() uses; 0 where it cannot take over.
+  [[nodiscard]] virtual int takeover_tags() const noexcept { return 0; }
+  /// Starts `args` on the takeover_tags() tags from `first_tag`, which the caller reserved as its
+  /// own operation started (every rank reserves tags in the same order, as its calls are made).
+  /// Only for an algorithm whose takeover_tags() is not 0.
+  [[nodiscard]] virtual std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                                 int first_tag) const;
   /// Whether it is `native`, which hands the call to the backend (answered without a virtual
   /// call: it is asked on every call on CUDA memory).
   [[nodiscard]] bool is_native() const noexcept { return native_; }

@@ -110,6 +110,27 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
               comm.context(args.label));
 }
 
+const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                const Algorithm& current) const {
+  const Algorithm* chosen = nullptr;
+  auto takes_over = [&](std::string_view name) {
+    const auto* algorithm = algorithms_.find(args.kind, name);
+    if (algorithm == nullptr || algorithm == &current || algorithm->takeover_tags() == 0 ||
+        !algorithm->runs(args, comm)) {
+      return false;
+    }
+    chosen = algorithm;
+    return true;
+  };
+  if (table_.first_preferred(args.kind, comm.backend_kind(), args.bytes(), comm.size(), takes_over)) return *chosen;
+  for (auto name : algorithms_.names(args.kind)) {
+    if (takes_over(name)) return *chosen;
+  }
+  throw Error(ErrorCode::internal,
+              fmt::format("no algorithm can take this {} over from '{}'", to_string(args.kind), current.name()),
+              comm.context(args.label));
+}
+
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs& args,
                                           std::string_view requested) const {
   const std::uint64_t call = args.call = comm.next_collective();

@@ -37,6 +37,13 @@ class CollectiveEngine {
     return choose_by_name_or_table(comm, args, requested);
   }
 
+  /// The algorithm that takes `args` over where `current` finds, part-way, that it cannot run it
+  /// (Algorithm::start_on_tags): the table's first row for the call that names another one
+  /// which can take over, else the first such in the list. The same on every rank that agrees
+  /// about the call.
+  [[nodiscard]] const Algorithm& takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                              const Algorithm& current) const;
+
   /// Numbers the collective (`args.call`), then chooses and starts it.
   [[nodiscard]] Work start(CommunicatorImpl& comm, CollectiveArgs& args, std::string_view requested) const;
 

@@ -130,6 +130,11 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
     return needs_power_of_two_ranks(comm);
   }
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    return start_on_tags(comm, args, comm.reserve_internal_tags(1));
+  }
+  int takeover_tags() const noexcept override { return 1; }
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     struct Context {
       std::shared_ptr<std::byte[]> accumulated;
       std::shared_ptr<std::byte[]> incoming;
@@ -146,7 +151,6 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
     copy_bytes(context->accumulated.get(), args.input.data, block_bytes * size, memory);
     context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     const int rounds = doubling_rounds(size);
-    const int tag = comm.reserve_internal_tags(1);
     return std::make_shared<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
                                                             rounds, memory, tag](int step) {
       if (context->pending_blocks > 0) {

@@ -56,6 +56,11 @@ class RingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     return start_ring_all_gather(comm, args);
   }
+  int takeover_tags() const noexcept override { return ring_max_chunks(); }
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int first_tag) const override {
+    return start_ring_all_gather(comm, args, first_tag);
+  }
 };
 
 }  // namespace

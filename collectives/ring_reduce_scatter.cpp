@@ -79,8 +79,13 @@ class RingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatte
  public:
   RingReduceScatter() : AlgorithmOf("ring") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    return start_on_tags(comm, args, -1);
+  }
+  int takeover_tags() const noexcept override { return ring_max_chunks(); }
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int first_tag) const override {
     return start_ring_reduce_scatter(comm, args.input, args.output.data, equal_blocks(args.output.count, comm.size()),
-                                     args.op, args.label);
+                                     args.op, args.label, first_tag);
   }
 };
 

@@ -47,7 +47,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   either way by turns), so it takes 128 KiB-2 MiB there: 4 rounds where the ring has 6, each
   //   a chance for an oversubscribed rank to wait for a core. Recursive halving's reduce-scatter
   //   likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both runs (0.77-1.73x mpi_best
-  //   against 0.63-1.29x), below the shm row (whose fallback on plain buffers is the ring);
+  //   against 0.63-1.29x). The shm row comes first from 512 KiB; where a buffer is not shared it
+  //   hands the call to the next row, recursive halving up to 4 MiB at 4 ranks: 293 against
+  //   458 us for the ring at 512 KiB, 555/817 at 1 MiB, 1405/1581 at 2 MiB, but 3852/2883 at
+  //   4 MiB and 10284/6785 at 8 MiB (its whole input copied first, then halves of it sent);
   // - all-to-all gains nothing over Open MPI's own, so on mpi it is native; all-to-allv is
   //   pairwise, since native first exchanges every pair's counts (0.48 us pairwise against
   //   1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
@@ -77,10 +80,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
-      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 512 * KiB, .min_ranks = 4,
-       .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 4 * MiB, .min_ranks = 4,
+       .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
        .algorithm = "ring"},

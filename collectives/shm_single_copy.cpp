@@ -6,9 +6,12 @@
 // meshcomm shared segment (Communicator::allocate_shared) and all ranks are on one host, each
 // rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
 // network stack. A closing barrier keeps every input untouched until all peers have read it.
-// Otherwise every rank falls back in the same call (to the ring all-gather or reduce-scatter);
-// they all see the same descriptors, so they all decide alike, and a rank whose own input is not
-// shared starts the fallback without waiting for the others' descriptors.
+// Otherwise every rank hands the call over to the algorithm the selection table names next (the
+// ring, or recursive halving's reduce-scatter at 4 ranks up to 4 MiB; never `native`, whose MPI
+// collective, started from this operation's progress, could be ordered differently on different
+// ranks against later ones); they all see the same descriptors, so they all decide alike, and a
+// rank whose own input is not shared starts the takeover without waiting for the others'
+// descriptors.
 
 #include <cstring>
 #include <functional>
@@ -17,11 +20,10 @@
 #include "algorithm.hpp"
 #include "algorithms.hpp"
 #include "call_record.hpp"
-#include "chunked_ring.hpp"
+#include "collective_engine.hpp"
 #include "dissemination_barrier.hpp"
 #include "internal_p2p.hpp"
 #include "reduction.hpp"
-#include "ring_states.hpp"
 #include "shared_memory/shared_segment.hpp"
 #include "streaming_copy.hpp"
 
@@ -53,17 +55,17 @@ CollectiveArgs descriptor_exchange(std::vector<RegionDescriptor>& descriptors, i
 }
 
 /// The steps every single-copy collective shares: exchange descriptors, then either copy from
-/// the peers' memory and close with a barrier, or run the fallback.
+/// the peers' memory and close with a barrier, or hand the call over.
 class SingleCopySchedule {
  public:
-  /// `copy(peer_inputs)` does this rank's local work given each rank's input address;
-  /// `fallback(first_tag)` starts the ring algorithm instead, on `ring_max_chunks()` tags
-  /// reserved as the operation started (tags must be reserved in issue order on every rank).
+  /// `copy(peer_inputs)` does this rank's local work given each rank's input address; `self`,
+  /// the algorithm calling, is the one the call is handed over from: its successor is chosen,
+  /// and its tags reserved, as the operation starts (tags must be reserved in issue order on
+  /// every rank).
   using Copy = std::function<void(const std::vector<const std::byte*>&)>;
-  using Fallback = std::function<std::shared_ptr<WorkState>(int first_tag)>;
 
-  static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, Copy copy,
-                                          Fallback fallback) {
+  static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, const Algorithm& self,
+                                          Copy copy) {
     const int size = comm.size();
     const void* input = args.input.data;
     const auto label = args.label;
@@ -79,19 +81,20 @@ class SingleCopySchedule {
     }
     const int tag = exchange_eagerly ? 0 : comm.reserve_internal_tags(1);
     const int barrier_tag = comm.reserve_internal_tags(1);
-    const int fallback_tag = comm.reserve_internal_tags(ring_max_chunks());
+    const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
+    const int takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
+    auto fallback = [&comm, args, &takeover, takeover_tag] { return takeover.start_on_tags(comm, args, takeover_tag); };
     const auto timeout = comm.timeout();
     // A rank whose own input is not shared knows the outcome already: it tells the others and
-    // starts the fallback at once, without waiting to hear from them.
+    // hands the call over at once, without waiting to hear from them.
     const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
-    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, fallback_tag, timeout,
+    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
                                                    falls_back_anyway, eager_exchange = std::move(eager_exchange),
-                                                   exchange_eagerly, copy = std::move(copy),
-                                                   fallback = std::move(fallback)](int step) {
+                                                   exchange_eagerly, copy = std::move(copy), fallback](int step) {
       std::vector<Work> works;
       const int rank = comm.rank();
       if (step == 0) {
-        works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a fallback
+        works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a takeover
         if (exchange_eagerly) {
           if (eager_exchange) works.emplace_back(eager_exchange, timeout);
         } else {
@@ -104,7 +107,7 @@ class SingleCopySchedule {
           }
         }
         if (falls_back_anyway) {
-          if (auto state = fallback(fallback_tag)) works.emplace_back(std::move(state), timeout);
+          if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
         }
         return works;
       }
@@ -114,7 +117,7 @@ class SingleCopySchedule {
         all_shared = all_shared && !descriptor.segment.empty() && descriptor.host == (*descriptors)[rank].host;
       }
       if (!all_shared) {
-        if (auto state = fallback(fallback_tag)) works.emplace_back(std::move(state), timeout);
+        if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
         return works;
       }
       std::vector<const std::byte*> inputs;
@@ -147,8 +150,7 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
     const std::size_t block = args.input.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args,
-        [args, block, rank](const std::vector<const std::byte*>& inputs) {
+        comm, args, *this, [args, block, rank](const std::vector<const std::byte*>& inputs) {
           // The copies stream when the whole output outgrows the cache, in place too: at 16 MiB
           // in place (8 MiB copied per rank) that ran 2.2-2.5x Open MPI against 1.7x plain.
           const std::size_t output_bytes = block * inputs.size();
@@ -158,11 +160,6 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
               copy_host_bytes(byte_offset(args.output.data, peer * block), inputs[peer], block, output_bytes);
             }
           }
-        },
-        [&comm, args](int first_tag) -> std::shared_ptr<WorkState> {
-          // Not the native all-gather: starting an MPI collective here, from this operation's
-          // progress, could order it differently on different ranks against later ones.
-          return start_ring_all_gather(comm, args, first_tag);
         });
   }
 };
@@ -178,8 +175,7 @@ class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter
     const int rank = comm.rank();
     const int size = comm.size();
     return SingleCopySchedule::start(
-        comm, args,
-        [args, block, rank, size](const std::vector<const std::byte*>& inputs) {
+        comm, args, *this, [args, block, rank, size](const std::vector<const std::byte*>& inputs) {
           // Start from this rank's own input: in place, the output is that very memory, so it
           // must be read before anything is written over it.
           const auto count = args.output.count;
@@ -194,11 +190,6 @@ class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter
             }
           }
           if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
-        },
-        [&comm, args](int first_tag) {
-          return start_ring_reduce_scatter(comm, args.input, args.output.data,
-                                           equal_blocks(args.output.count, comm.size()), args.op, args.label,
-                                           first_tag);
         });
   }
 };

@@ -86,6 +86,22 @@ TEST(SelectionTable, MpiReduceScatterHalvesFromFourRanksBelowTheShmRow) {
   EXPECT_EQ(at(1 * MiB, 4), "shm");
 }
 
+TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksUpToFourMiB) {
+  // What the shm row hands a call over to where some rank's buffer is not shared: the next row
+  // past it (CollectiveEngine::takeover_for skips the algorithm handing over).
+  const auto table = SelectionTable::measured_defaults();
+  auto past_shm = [&](std::size_t bytes, int ranks) {
+    auto name = table.first_preferred(
+        CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks,
+        [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  EXPECT_EQ(past_shm(1 * MiB, 4), "recursive_halving");
+  EXPECT_EQ(past_shm(4 * MiB - 1, 8), "recursive_halving");
+  EXPECT_EQ(past_shm(4 * MiB, 4), "ring");
+  EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
+}
+
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
   auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
