@@ -32,6 +32,7 @@
 namespace meshcomm::detail {
 
 class CommunicatorImpl;
+class SharedMemoryRegistry;
 class SharedSegment;
 
 /// One communicator's eager slots and its operations not yet finished.
@@ -49,8 +50,10 @@ class EagerMailbox {
   /// on a backend that moves host memory, and every rank could make its segment.
   static std::shared_ptr<EagerMailbox> create(CommunicatorImpl& comm, OperationLabel label);
 
-  /// `where` names the backend and rank in errors; each names its operation and peer itself.
-  EagerMailbox(std::shared_ptr<SharedSegment> own, std::vector<std::byte*> bases, int rank, ErrorContext where);
+  /// `segments` made `own` and mapped the peers' `bases`; `where` names the backend and rank in
+  /// errors, each of which names its operation and peer itself.
+  EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
+               std::vector<std::byte*> bases, int rank, ErrorContext where);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
@@ -94,6 +97,7 @@ class EagerMailbox {
   /// Publishes and finishes what it can, in order; under `mutex_`.
   void progress();
 
+  std::shared_ptr<SharedMemoryRegistry> segments_;  ///< outlives own_ and the peers' mappings
   std::shared_ptr<SharedSegment> own_;
   std::vector<std::byte*> bases_;  ///< every rank's segment, mapped here
   int rank_;
