@@ -21,7 +21,7 @@ Registry& registry() {
   return *instance;
 }
 
-thread_local bool driving = false;
+[[gnu::tls_model("initial-exec")]] thread_local bool driving = false;  // initial-exec: as progress_notes (work.cpp)
 
 }  // namespace
 

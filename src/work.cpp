@@ -108,7 +108,10 @@ void backoff(unsigned spins) {
 
 namespace {
 
-thread_local std::uint64_t progress_notes = 0;  ///< note_progress calls on this thread
+// initial-exec: read on every poll, it must not cost a __tls_get_addr call each time, as the
+// default model of a shared library does (a few bytes of the static TLS that glibc keeps for
+// libraries loaded later, e.g. by Python).
+[[gnu::tls_model("initial-exec")]] thread_local std::uint64_t progress_notes = 0;  ///< note_progress calls here
 
 }  // namespace
 
