@@ -103,7 +103,9 @@ Work Communicator::isend(ConstBufferView data, int peer, int tag, StreamRef stre
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
   impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
-  return impl.make_work(impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream), recorded);
+  auto state = impl.backend().isend(data, peer, tag, detail::Lane::user, label, stream);
+  if (state == nullptr) impl.record_completed(recorded);  // sent inside the call
+  return impl.make_work(std::move(state), recorded);
 }
 
 Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {

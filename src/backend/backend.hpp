@@ -89,7 +89,8 @@ class Backend {
   [[nodiscard]] virtual bool stream_ordered() const noexcept { return false; }
 
   /// Starts a send; arguments are already validated by the communicator. `stream` orders it on
-  /// CUDA memory where the backend is stream-ordered.
+  /// CUDA memory where the backend is stream-ordered. Null where the send finished inside the
+  /// call (a Work reads a null state as complete).
   virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                            StreamRef stream) = 0;
   /// Starts a receive of exactly `data.bytes()` bytes.

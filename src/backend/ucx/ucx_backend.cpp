@@ -52,7 +52,10 @@ std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int
     return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
                                   call_site(label, peer), tag);
   }
-  return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label);
+  // A small send UCX finishes inside the call costs no operation (nor its allocation).
+  return start_tag_send(peers_, fatal_state(), data.data, data.bytes(), root_peer,
+                        UcxTag::make(context_, lane_bits(lane), rank_, tag), call_site(label, peer), tag,
+                        FinishedInside::null);
 }
 
 std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,

@@ -148,9 +148,11 @@ void UcxOperation::wait_until(Clock::time_point deadline) {
 
 std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers,
                                           const std::shared_ptr<FatalState>& fatal, const void* data, std::size_t bytes,
-                                          int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag) {
+                                          int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag,
+                                          FinishedInside finished_inside) {
   ucp_request_param_t param{};
   auto request = ucp_tag_send_nbx(peers->endpoint(root_peer), data, bytes, tag, &param);
+  if (request == nullptr && finished_inside == FinishedInside::null) return nullptr;
   return std::make_shared<UcxOperation>(
       UcxOperation::Description{.transfer = UcxOperation::Transfer::send, .peer = site.peer, .root_peer = root_peer,
                                 .tag = user_tag, .bytes = bytes, .site = site},

@@ -53,11 +53,16 @@ class UcxOperation final : public WorkState {
   Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
+/// What start_tag_send returns for a send that UCX finished inside the call (it copied the bytes
+/// out): an operation like any other, or no state at all, which a Work reads as complete.
+enum class FinishedInside : bool { operation, null };
+
 /// A tagged send of `bytes` at `data` to root rank `root_peer` (`tag`: the whole UCX tag), as a
 /// UcxOperation; `site` (whose peer is in the communicator) and `user_tag` are for its errors.
 std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers,
                                           const std::shared_ptr<FatalState>& fatal, const void* data, std::size_t bytes,
-                                          int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag);
+                                          int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag,
+                                          FinishedInside finished_inside = FinishedInside::operation);
 /// A tagged receive of exactly `bytes` into `data` from root rank `root_peer`, as start_tag_send.
 std::shared_ptr<WorkState> start_tag_receive(const std::shared_ptr<UcxPeers>& peers,
                                              const std::shared_ptr<FatalState>& fatal, void* data, std::size_t bytes,
