@@ -118,7 +118,9 @@ Work Communicator::irecv(BufferView data, int peer, int tag, StreamRef stream) {
   impl.check_buffer(data.data, data.count, data.memory, label, "data");
   impl.check_extent(data.count, data.type, label, "data");
   impl.order_after_stream(data.memory, stream);
-  return impl.make_work(impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream), recorded);
+  auto state = impl.backend().irecv(data, peer, tag, detail::Lane::user, label, stream);
+  if (state == nullptr) impl.record_completed(recorded);  // received inside the call
+  return impl.make_work(std::move(state), recorded);
 }
 
 Work Communicator::ibarrier() {

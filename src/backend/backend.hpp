@@ -93,7 +93,7 @@ class Backend {
   /// call (a Work reads a null state as complete).
   virtual std::shared_ptr<WorkState> isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                            StreamRef stream) = 0;
-  /// Starts a receive of exactly `data.bytes()` bytes.
+  /// Starts a receive of exactly `data.bytes()` bytes. Null where it finished inside the call.
   virtual std::shared_ptr<WorkState> irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                            StreamRef stream) = 0;
 

@@ -263,6 +263,27 @@ void check_size_mismatch(Communicator& comm) {
     }
     comm.barrier();
   }
+  // A message shorter than the receive, there before the receive is posted (on ucx, UCX then
+  // completes the receive inside the call): the receive fails too, naming both sizes.
+  std::vector<std::int32_t> outgoing(3, 7);
+  Work send;
+  if (comm.rank() == 0) send = comm.isend(outgoing, last, 22);
+  comm.barrier();
+  if (comm.rank() == last) {
+    std::vector<std::int32_t> incoming(4);
+    auto error = expect_error([&] { comm.irecv(incoming, 0, 22).wait(); });
+    EXPECT_EQ(error.code(), ErrorCode::size_mismatch) << error.what();
+    EXPECT_NE(std::string(error.what()).find("12 bytes"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("16 bytes"), std::string::npos) << error.what();
+  }
+  if (comm.rank() == 0) {
+    try {
+      send.wait();
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::size_mismatch) << error.what();
+    }
+  }
+  comm.barrier();
 }
 
 }  // namespace meshcomm::testing

@@ -65,7 +65,10 @@ std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag,
     return start_single_copy_receive(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, peer, rank_, tag),
                                      call_site(label, peer), tag);
   }
-  return tag_receive(data.data, data.bytes(), peer, tag, lane_bits(lane), label);
+  // A message already there costs no operation either, where UCX says its length.
+  return start_tag_receive(peers_, fatal_state(), data.data, data.bytes(), root_peer,
+                           UcxTag::make(context_, lane_bits(lane), peer, tag), call_site(label, peer), tag,
+                           FinishedInside::null);
 }
 
 std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, const std::string& handle,

@@ -3,6 +3,7 @@
 #include <ucp/api/ucp.h>
 
 #include <memory>
+#include <optional>
 
 #include "../backend.hpp"
 #include "process_liveness.hpp"
@@ -24,10 +25,11 @@ class UcxOperation final : public WorkState {
     CallSite site;
   };
 
-  /// `request` is what ucp_tag_send_nbx / ucp_tag_recv_nbx / ucp_ep_flush_nbx returned (a request, null for a send
-  /// complete at once, or an error). `peers` is the backend's, which outlives its operations.
+  /// `request` is what ucp_tag_send_nbx / ucp_tag_recv_nbx / ucp_ep_flush_nbx returned (a request, null for an
+  /// operation complete at once, or an error); `received`, for a receive complete at once, the length UCX
+  /// reported. `peers` is the backend's, which outlives its operations.
   UcxOperation(Description description, ucs_status_ptr_t request, std::shared_ptr<UcxPeers> peers,
-               std::shared_ptr<FatalState> fatal);
+               std::shared_ptr<FatalState> fatal, std::optional<std::size_t> received = std::nullopt);
   ~UcxOperation() override;
 
   bool test() override;
@@ -53,8 +55,13 @@ class UcxOperation final : public WorkState {
   Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
-/// What start_tag_send returns for a send that UCX finished inside the call (it copied the bytes
-/// out): an operation like any other, or no state at all, which a Work reads as complete.
+/// Whether this UCX (1.16 or later) says how long a message was when it completes a receive
+/// inside ucp_tag_recv_nbx; earlier ones do not, so that no receive may complete so there.
+bool ucx_reports_immediate_receive_length();
+
+/// What start_tag_send and start_tag_receive return for a transfer that UCX finished inside the
+/// call (it copied a send's bytes out, or found a receive's message already there, of its size):
+/// an operation like any other, or no state at all, which a Work reads as complete.
 enum class FinishedInside : bool { operation, null };
 
 /// A tagged send of `bytes` at `data` to root rank `root_peer` (`tag`: the whole UCX tag), as a
@@ -64,8 +71,10 @@ std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers
                                           int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag,
                                           FinishedInside finished_inside = FinishedInside::operation);
 /// A tagged receive of exactly `bytes` into `data` from root rank `root_peer`, as start_tag_send.
+/// A message of another size fails it with size_mismatch, whether or not it was already there.
 std::shared_ptr<WorkState> start_tag_receive(const std::shared_ptr<UcxPeers>& peers,
                                              const std::shared_ptr<FatalState>& fatal, void* data, std::size_t bytes,
-                                             int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag);
+                                             int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag,
+                                             FinishedInside finished_inside = FinishedInside::operation);
 
 }  // namespace meshcomm::detail
