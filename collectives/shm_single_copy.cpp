@@ -83,14 +83,14 @@ class SingleCopySchedule {
     const int barrier_tag = comm.reserve_internal_tags(1);
     const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
     const int takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
-    auto fallback = [&comm, args, &takeover, takeover_tag] { return takeover.start_on_tags(comm, args, takeover_tag); };
+    auto hand_over = [&comm, args, &takeover, takeover_tag] { return takeover.start_on_tags(comm, args, takeover_tag); };
     const auto timeout = comm.timeout();
     // A rank whose own input is not shared knows the outcome already: it tells the others and
     // hands the call over at once, without waiting to hear from them.
     const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
     return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
                                                    falls_back_anyway, eager_exchange = std::move(eager_exchange),
-                                                   exchange_eagerly, copy = std::move(copy), fallback](int step) {
+                                                   exchange_eagerly, copy = std::move(copy), hand_over](int step) {
       std::vector<Work> works;
       const int rank = comm.rank();
       if (step == 0) {
@@ -107,7 +107,7 @@ class SingleCopySchedule {
           }
         }
         if (falls_back_anyway) {
-          if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
+          if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
         }
         return works;
       }
@@ -117,7 +117,7 @@ class SingleCopySchedule {
         all_shared = all_shared && !descriptor.segment.empty() && descriptor.host == (*descriptors)[rank].host;
       }
       if (!all_shared) {
-        if (auto state = fallback()) works.emplace_back(std::move(state), timeout);
+        if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
         return works;
       }
       std::vector<const std::byte*> inputs;

@@ -33,15 +33,17 @@ UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegme
       timeout_(timeout) {}
 
 std::shared_ptr<WorkState> UcxBackend::tag_send(const void* data, std::size_t bytes, int peer, int tag,
-                                                std::uint64_t lane, OperationLabel label) {
+                                                std::uint64_t lane, OperationLabel label,
+                                                FinishedInside finished_inside) {
   return start_tag_send(peers_, fatal_state(), data, bytes, root_ranks_[static_cast<std::size_t>(peer)],
-                        UcxTag::make(context_, lane, rank_, tag), call_site(label, peer), tag);
+                        UcxTag::make(context_, lane, rank_, tag), call_site(label, peer), tag, finished_inside);
 }
 
 std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes, int peer, int tag,
-                                                   std::uint64_t lane, OperationLabel label) {
+                                                   std::uint64_t lane, OperationLabel label,
+                                                   FinishedInside finished_inside) {
   return start_tag_receive(peers_, fatal_state(), data, bytes, root_ranks_[static_cast<std::size_t>(peer)],
-                           UcxTag::make(context_, lane, peer, tag), call_site(label, peer), tag);
+                           UcxTag::make(context_, lane, peer, tag), call_site(label, peer), tag, finished_inside);
 }
 
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
@@ -53,9 +55,7 @@ std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int
                                   call_site(label, peer), tag);
   }
   // A small send UCX finishes inside the call costs no operation (nor its allocation).
-  return start_tag_send(peers_, fatal_state(), data.data, data.bytes(), root_peer,
-                        UcxTag::make(context_, lane_bits(lane), rank_, tag), call_site(label, peer), tag,
-                        FinishedInside::null);
+  return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label, FinishedInside::null);
 }
 
 std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
@@ -66,9 +66,7 @@ std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag,
                                      call_site(label, peer), tag);
   }
   // A message already there costs no operation either, where UCX says its length.
-  return start_tag_receive(peers_, fatal_state(), data.data, data.bytes(), root_peer,
-                           UcxTag::make(context_, lane_bits(lane), peer, tag), call_site(label, peer), tag,
-                           FinishedInside::null);
+  return tag_receive(data.data, data.bytes(), peer, tag, lane_bits(lane), label, FinishedInside::null);
 }
 
 std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, const std::string& handle,

@@ -76,11 +76,13 @@ class UcxBackend final : public Backend {
  private:
   /// The tags of a single-copy message of `tag` on `lane` from rank `sender` to rank `receiver`.
   [[nodiscard]] SingleCopyTags single_copy_tags(Lane lane, int sender, int receiver, int tag) const noexcept;
-  /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag).
+  /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag); `finished_inside` as for
+  /// start_tag_send.
   std::shared_ptr<WorkState> tag_send(const void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
-                                      OperationLabel label);
+                                      OperationLabel label, FinishedInside finished_inside = FinishedInside::operation);
   std::shared_ptr<WorkState> tag_receive(void* data, std::size_t bytes, int peer, int tag, std::uint64_t lane,
-                                         OperationLabel label);
+                                         OperationLabel label,
+                                         FinishedInside finished_inside = FinishedInside::operation);
   /// Every rank's context id proposal, over this communicator (the backend's setup lane).
   std::uint32_t agree_on_context(std::uint64_t split_index);
 
