@@ -116,7 +116,8 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       bases_(std::move(bases)),
       rank_(rank),
       size_(static_cast<int>(bases_.size())),
-      where_(std::move(where)) {}
+      where_(std::move(where)),
+      peers_finished_(bases_.size(), 0) {}
 
 EagerMailbox::~EagerMailbox() = default;
 
@@ -140,7 +141,11 @@ bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
   if (op < kSlots) return true;
   if (finished_ <= op - kSlots) return false;  // this rank still reads the slot's older operation
   for (int rank = 0; rank < size_; ++rank) {
-    if (rank != rank_ && static_cast<std::int64_t>(load_acquire(bases_[rank])) <= op - kSlots) return false;
+    if (rank == rank_ || peers_finished_[rank] > op - kSlots) continue;
+    // Loaded only when the last value no longer frees the slot: the peer writes its counter on
+    // every call, and reading it on every call moved a cache line between the cores each time.
+    peers_finished_[rank] = static_cast<std::int64_t>(load_acquire(bases_[rank]));
+    if (peers_finished_[rank] <= op - kSlots) return false;
   }
   return true;
 }

@@ -11,7 +11,9 @@
 // rank) uses slot n % kSlots. A rank writes its payload, then stores n + 1 into the slot's
 // sequence word (release); a reader that loads n + 1 (acquire) may read the payload. Before
 // reusing a slot for operation n, its owner waits until it and every peer (their `finished`
-// counters) have read operation n - kSlots. Operations publish and finish in call order; any test or wait on one
+// counters) have read operation n - kSlots. A rank keeps the last value it loaded of each peer's
+// counter and loads it again only when that value no longer frees the slot, so that a call
+// usually reads no line a peer has just written but the slot it needs. Operations publish and finish in call order; any test or wait on one
 // drives the older ones first, so no rank waits on a peer that waits on it.
 
 #include <cstddef>
@@ -106,6 +108,8 @@ class EagerMailbox {
   std::mutex mutex_;
   std::int64_t issued_ = 0;
   std::int64_t finished_ = 0;  ///< operations finished here, also in the shared counter
+  /// Each peer's `finished` counter as last loaded here (counters only grow).
+  mutable std::vector<std::int64_t> peers_finished_;
   std::deque<Pending> pending_;
   std::map<std::int64_t, Error> failures_;  ///< finished operations whose ranks disagreed, until asked
 };
