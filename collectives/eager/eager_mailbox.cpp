@@ -17,7 +17,7 @@ namespace meshcomm::detail {
 
 namespace {
 
-constexpr std::size_t kLine = 64;  // the finished counter on a cache line of its own
+constexpr std::size_t kCacheLine = 64;  // the finished counter on a cache line of its own
 // A slot: its first cache line holds the sequence word, the call's record without its site and,
 // for a payload that fits, the payload itself, so that a reader of a small call moves one line;
 // the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
@@ -25,14 +25,14 @@ constexpr std::size_t kLine = 64;  // the finished counter on a cache line of it
 constexpr std::size_t kRecordAt = 8;
 constexpr std::size_t kRecordCoreBytes = offsetof(CallRecord, site);
 constexpr std::size_t kInlineAt = kRecordAt + kRecordCoreBytes;
-constexpr std::size_t kInlineBytes = kLine - kInlineAt;
-constexpr std::size_t kSiteAt = kLine;
-constexpr std::size_t kHeader = 2 * kLine;
-static_assert(kInlineAt < kLine && kSiteAt + sizeof(CallRecord::site) <= kHeader);
+constexpr std::size_t kInlineBytes = kCacheLine - kInlineAt;
+constexpr std::size_t kSiteAt = kCacheLine;
+constexpr std::size_t kHeader = 2 * kCacheLine;
+static_assert(kInlineAt < kCacheLine && kSiteAt + sizeof(CallRecord::site) <= kHeader);
 static_assert(kRecordCoreBytes + sizeof(CallRecord::site) == sizeof(CallRecord), "the site ends the record");
 static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
-constexpr std::size_t kSegmentBytes = kLine + EagerMailbox::kSlots * kSlotStride;
+constexpr std::size_t kSegmentBytes = kCacheLine + EagerMailbox::kSlots * kSlotStride;
 
 std::uint64_t load_acquire(const std::byte* word) noexcept {
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(word)))
@@ -77,8 +77,8 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     own = segments->create(kSegmentBytes);
     // The counters and slot headers start at zero whatever memory a segment comes from (the
     // payloads are only read once written, and are left untouched until then).
-    std::memset(own->base(), 0, kLine);
-    for (int index = 0; index < kSlots; ++index) std::memset(own->base() + kLine + index * kSlotStride, 0, kHeader);
+    std::memset(own->base(), 0, kCacheLine);
+    for (int index = 0; index < kSlots; ++index) std::memset(own->base() + kCacheLine + index * kSlotStride, 0, kHeader);
     mine.segment = SegmentReference::of({.handle = own->handle(), .offset = 0});
   } catch (const Error&) {
     own.reset();  // no eager path on this communicator: the others learn it from the empty reference
@@ -134,7 +134,7 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) noexcept {
 }
 
 std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
-  return bases_[rank] + kLine + static_cast<std::size_t>(op % kSlots) * kSlotStride;
+  return bases_[rank] + kCacheLine + static_cast<std::size_t>(op % kSlots) * kSlotStride;
 }
 
 bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
