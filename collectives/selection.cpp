@@ -51,9 +51,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   hands the call to the next row, recursive halving up to 4 MiB at 4 ranks: 293 against
   //   458 us for the ring at 512 KiB, 555/817 at 1 MiB, 1405/1581 at 2 MiB, but 3852/2883 at
   //   4 MiB and 10284/6785 at 8 MiB (its whole input copied first, then halves of it sent);
-  // - all-to-all gains nothing over Open MPI's own, so on mpi it is native; all-to-allv is
-  //   pairwise, since native first exchanges every pair's counts (0.48 us pairwise against
-  //   1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
+  // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
+  //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
+  //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
+  //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
+  //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
+  //   pair's counts (0.48 us pairwise
+  //   against 1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
   //   from 8 KiB, while below it the binomial tree's plain sends beat MPI_Ibcast (1.04-1.7x).
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
@@ -93,7 +97,6 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 2 * MiB, .min_ranks = 4,
        .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
-      {.kind = CollectiveKind::all_to_all, .backend = mpi, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .max_bytes = 8 * KiB, .algorithm = "binomial"},
