@@ -56,9 +56,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
   //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
   //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
-  //   pair's counts (0.48 us pairwise
-  //   against 1.10 us native at 8 B per peer, 6.6 against 7.2-7.5 us at 64 KiB); broadcast is native
-  //   from 8 KiB, while below it the binomial tree's plain sends beat MPI_Ibcast (1.04-1.7x).
+  //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
+  //   7.2-7.5 us at 64 KiB); broadcast is native from 8 KiB, while below it the binomial tree's
+  //   plain sends beat MPI_Ibcast (1.04-1.7x).
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped

@@ -13,8 +13,9 @@
 // reusing a slot for operation n, its owner waits until it and every peer (their `finished`
 // counters) have read operation n - kSlots. A rank keeps the last value it loaded of each peer's
 // counter and loads it again only when that value no longer frees the slot, so that a call
-// usually reads no line a peer has just written but the slot it needs. Operations publish and finish in call order; any test or wait on one
-// drives the older ones first, so no rank waits on a peer that waits on it.
+// usually reads no line a peer has just written but the slot it needs. Operations publish and
+// finish in call order; any test or wait on one drives the older ones first, so no rank waits on
+// a peer that waits on it.
 
 #include <cstddef>
 #include <cstdint>

@@ -10,11 +10,10 @@
 # the unit tests run here) are left out, and it is built at -O1 as a unity build of up to 16 files
 # per batch (the main build still compiles every file on its own, so a missing include shows
 # there; with 16 files instead of CMake's 8 and no meshcomm-topo the build took 434 CPU-seconds
-# instead of 560); the
-# perftests' smoke runs, the numeric variants, the 16-thread collective matrices (the same
-# code as the 2-7 thread ones, a minute and a half under the sanitizers) and the mpi suites at
-# 3 processes (the backends' code as at 2 and 4; the collectives' odd-count paths run here on
-# 3 and 7 thread ranks) stay in the main build.
+# instead of 560); the perftests' smoke runs, the numeric variants, the 16-thread collective
+# matrices (the same code as the 2-7 thread ones, a minute and a half under the sanitizers) and
+# the mpi suites at 3 processes (the backends' code as at 2 and 4; the collectives' odd-count
+# paths run here on 3 and 7 thread ranks) stay in the main build.
 # The build step runs beside the main build's other tests; the test step runs alone.
 #   check_sanitized_host_build.sh build|test SOURCE_DIR BINARY_DIR
 set -euo pipefail
