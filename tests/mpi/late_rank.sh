@@ -6,7 +6,9 @@
 #   late_rank.sh MPIEXEC PROBE STEP
 set -uo pipefail
 mpiexec=$1 probe=$2 step=$3
-output=$(MESHCOMM_TIMEOUT=2s "$mpiexec" -np 2 "$probe" "$step" 4 2>&1)
+reported=$(mktemp -u "${TMPDIR:-/tmp}/meshcomm-late-rank.XXXXXX")
+trap 'rm -f "$reported"' EXIT
+output=$(MESHCOMM_TIMEOUT=2s "$mpiexec" -np 2 "$probe" "$step" 4 "$reported" 2>&1)
 printf '%s\n' "$output"
 for rank in 0 1; do
   if ! grep -q "^rank $rank: error: .*timeout" <<<"$output"; then
