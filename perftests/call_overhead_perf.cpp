@@ -7,7 +7,6 @@
 // `algo=native` over the nonblocking call it makes, the default (the `eager` path at 8 bytes)
 // over Open MPI's faster, blocking all-gather.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/process_backend.hpp"
 #include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
@@ -38,12 +38,12 @@ int main(int argc, char** argv) {
   meshcomm::MpiSession session(argc, argv);
   int iterations = 20000;
   int rounds = 15;
-  CLI::App app{"meshcomm's per-call overhead over raw MPI at 8 bytes"};
-  app.add_option("-n,--iters", iterations, "calls per variant per round")->capture_default_str();
-  app.add_option("-r,--rounds", rounds, "rounds; the median is reported")->capture_default_str();
+  meshcomm::perf::CommandLine command_line{"meshcomm's per-call overhead over raw MPI at 8 bytes"};
+  command_line.option("-n,--iters", iterations, "calls per variant per round").show_default();
+  command_line.option("-r,--rounds", rounds, "rounds; the median is reported").show_default();
   std::string backend = "mpi";
-  meshcomm::perf::add_process_backend_option(app, backend);
-  CLI11_PARSE(app, argc, argv);
+  meshcomm::perf::add_process_backend_option(command_line, backend);
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
 
   meshcomm::MpiBootstrap bootstrap;
   auto comm = meshcomm::Communicator::create(bootstrap, {.backend = meshcomm::perf::process_backend(backend)});

@@ -16,7 +16,6 @@
 // - over `mpi_isend_irecv`, the p2p strategy's forward bytes moved by concurrent raw Irecv/Isend
 //   pairs, as a hand-written exchange does (`mpi_sendrecv`: the same bytes, two MPI_Sendrecv calls).
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -32,6 +31,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/plot.hpp"
 #include "engine/process_backend.hpp"
 #include "engine/side_by_side.hpp"
@@ -427,44 +427,44 @@ int run(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   HaloOptions options;
-  CLI::App app{"halo_perf: halo exchange strategies vs the head-sharding all-to-all (run it with mpirun)"};
-  app.add_option("--seq", options.seq, "sequence rows S")->capture_default_str();
-  app.add_option("--window", options.window, "window: w rows each side, or W with --causal (W-1 on the left)")
-      ->capture_default_str();
-  app.add_option("--channels", options.channels, "elements per row C (= heads x head_dim)")->capture_default_str();
-  app.add_option("--heads", options.heads, "heads, for heads_alltoall (divisible by the ranks)")->capture_default_str();
-  app.add_option("--dtype", options.dtype, "f32 or bf16")->capture_default_str()->check(CLI::IsMember({"f32", "bf16"}));
-  app.add_option("--strategy", options.strategy,
-                 "all, p2p, neighbor_alltoall, mpi_neighbor (mpi backend), rma (ucx backend), mpi_sendrecv or "
-                 "heads_alltoall")
-      ->capture_default_str();
-  app.add_flag("--causal", options.causal, "causal window (left halo only)");
-  app.add_flag("--touch", options.touch,
-               "each forward exchange ends with its rank reading its halo rows (as attention does next)");
-  app.add_flag("--quick", options.quick, "scale the default case down (S 4032, C 256, w 64)");
-  app.add_option("-n,--iters", options.iterations, "timed exchanges per repeat")->capture_default_str();
-  app.add_option("-w,--warmup", options.warmup, "untimed exchanges first")->capture_default_str();
-  app.add_option("--repeat", options.repeats, "timed runs; the median is reported")->capture_default_str();
-  app.add_option("--json", options.json_path, "write the records to this file");
-  app.add_option("--plot", options.plot_path, "draw time against sequence length per strategy (PNG or .svg)");
+  CommandLine command_line{"halo_perf: halo exchange strategies vs the head-sharding all-to-all (run it with mpirun)"};
+  command_line.option("--seq", options.seq, "sequence rows S").show_default();
+  command_line.option("--window", options.window, "window: w rows each side, or W with --causal (W-1 on the left)")
+      .show_default();
+  command_line.option("--channels", options.channels, "elements per row C (= heads x head_dim)").show_default();
+  command_line.option("--heads", options.heads, "heads, for heads_alltoall (divisible by the ranks)").show_default();
+  command_line.option("--dtype", options.dtype, "f32 or bf16").show_default().one_of({"f32", "bf16"});
+  command_line
+      .option("--strategy", options.strategy,
+              "all, p2p, neighbor_alltoall, mpi_neighbor (mpi backend), rma (ucx backend), mpi_sendrecv or "
+              "heads_alltoall")
+      .show_default();
+  command_line.flag("--causal", options.causal, "causal window (left halo only)");
+  command_line.flag("--touch", options.touch,
+                    "each forward exchange ends with its rank reading its halo rows (as attention does next)");
+  command_line.flag("--quick", options.quick, "scale the default case down (S 4032, C 256, w 64)");
+  command_line.option("-n,--iters", options.iterations, "timed exchanges per repeat").show_default();
+  command_line.option("-w,--warmup", options.warmup, "untimed exchanges first").show_default();
+  command_line.option("--repeat", options.repeats, "timed runs; the median is reported").show_default();
+  command_line.option("--json", options.json_path, "write the records to this file");
+  command_line.option("--plot", options.plot_path, "draw time against sequence length per strategy (PNG or .svg)");
   std::string memory = "host";
-  app.add_option("--memory", memory, "host, or cuda: device buffers (ranks as threads on one GPU with --threads; the "
-                                     "mpi_* baselines need host memory)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"host", "cuda"}));
-  app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
-      ->check(CLI::Range(1, 64));
-  add_process_backend_option(app, options.backend, true);
+  command_line
+      .option("--memory", memory,
+              "host, or cuda: device buffers (ranks as threads on one GPU with --threads; the "
+              "mpi_* baselines need host memory)")
+      .show_default()
+      .one_of({"host", "cuda"});
+  command_line.option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
+      .range(1, 64);
+  add_process_backend_option(command_line, options.backend, true);
   std::string buffers = "user";
-  app.add_option("--buffers", buffers,
-                 "user: plain memory; shared: allocate_shared (on ucx, mapped memory the rma puts land in)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"user", "shared"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return world_rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 2);
-  }
+  command_line
+      .option("--buffers", buffers,
+              "user: plain memory; shared: allocate_shared (on ucx, mapped memory the rma puts land in)")
+      .show_default()
+      .one_of({"user", "shared"});
+  if (auto exit_code = command_line.parse(argc, argv, world_rank == 0)) return *exit_code;
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
   options.shared_buffers = buffers == "shared";
   if (options.quick) {

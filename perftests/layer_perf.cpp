@@ -14,7 +14,6 @@
 // model's own accounting of parameters, gradients, AdamW moments and activations), and the loss
 // of the last step, which must agree between cases with the same attention.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/process_backend.hpp"
 #include "engine/plot.hpp"
 #include "engine/side_by_side.hpp"
@@ -72,38 +72,39 @@ LayerCase parse_case(const std::string& name, const layers::ModelConfig& base) {
   return layer_case;
 }
 
-int run(int argc, char** argv) {
+int run(int argc, char** argv, int world_rank) {
   LayerPerfOptions options;
   layers::ModelConfig base;
   base.layers = 16;
   base.sequence = 512;
   base.window = 64;
   base.batch = 1;
-  CLI::App app{"Transformer layers forward + backward under each attention sharding over sp."};
-  app.add_option("--mesh-dim", options.mesh_dim, "mesh dims dp,fsdp,tp,sp")->capture_default_str();
-  app.add_option("--cases", options.cases,
-                 "comma-separated ATTENTION/HOW: sliding/sequence, sliding/heads, full/ring, full/all_gather, "
-                 "full/heads")
-      ->capture_default_str();
+  CommandLine command_line{"Transformer layers forward + backward under each attention sharding over sp."};
+  command_line.option("--mesh-dim", options.mesh_dim, "mesh dims dp,fsdp,tp,sp").show_default();
+  command_line
+      .option("--cases", options.cases,
+              "comma-separated ATTENTION/HOW: sliding/sequence, sliding/heads, full/ring, full/all_gather, "
+              "full/heads")
+      .show_default();
   std::string fsdp_axes = "dp,fsdp";
-  app.add_option("--fsdp-axes", fsdp_axes, "axes the layers' parameters are sharded over")->capture_default_str();
+  command_line.option("--fsdp-axes", fsdp_axes, "axes the layers' parameters are sharded over").show_default();
   bool no_prefetch = false;
-  app.add_flag("--no-prefetch", no_prefetch, "gather each layer's parameters only when it is used");
-  app.add_option("--layers", base.layers, "transformer layers")->capture_default_str();
-  app.add_option("--width", base.width, "model width")->capture_default_str();
-  app.add_option("--heads", base.heads, "attention heads")->capture_default_str();
-  app.add_option("--hidden", base.hidden, "MLP width")->capture_default_str();
-  app.add_option("--vocab", base.vocab, "vocabulary size")->capture_default_str();
-  app.add_option("--seq", base.sequence, "sequence length")->capture_default_str();
-  app.add_option("--window", base.window, "sliding window (keys per query)")->capture_default_str();
-  app.add_option("--batch", base.batch, "sequences per step (global)")->capture_default_str();
-  app.add_option("-n,--iters", options.timing.iterations, "timed steps per repeat")->capture_default_str();
-  app.add_option("-w,--warmup", options.timing.warmup, "untimed steps first")->capture_default_str();
-  app.add_option("--repeat", options.timing.repeats, "repeats (median kept)")->capture_default_str();
-  app.add_option("--json", options.json_path, "write one record per case to this file");
-  add_process_backend_option(app, options.backend);
-  app.add_option("--plot", options.plot_path, "draw time per layer and bytes per layer by case (PNG or SVG)");
-  app.parse(argc, argv);
+  command_line.flag("--no-prefetch", no_prefetch, "gather each layer's parameters only when it is used");
+  command_line.option("--layers", base.layers, "transformer layers").show_default();
+  command_line.option("--width", base.width, "model width").show_default();
+  command_line.option("--heads", base.heads, "attention heads").show_default();
+  command_line.option("--hidden", base.hidden, "MLP width").show_default();
+  command_line.option("--vocab", base.vocab, "vocabulary size").show_default();
+  command_line.option("--seq", base.sequence, "sequence length").show_default();
+  command_line.option("--window", base.window, "sliding window (keys per query)").show_default();
+  command_line.option("--batch", base.batch, "sequences per step (global)").show_default();
+  command_line.option("-n,--iters", options.timing.iterations, "timed steps per repeat").show_default();
+  command_line.option("-w,--warmup", options.timing.warmup, "untimed steps first").show_default();
+  command_line.option("--repeat", options.timing.repeats, "repeats (median kept)").show_default();
+  command_line.option("--json", options.json_path, "write one record per case to this file");
+  add_process_backend_option(command_line, options.backend);
+  command_line.option("--plot", options.plot_path, "draw time per layer and bytes per layer by case (PNG or SVG)");
+  if (auto exit_code = command_line.parse(argc, argv, world_rank == 0)) return *exit_code;
 
   base.prefetch = !no_prefetch;
   base.fsdp_axes.clear();
@@ -207,9 +208,7 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
-    return meshcomm::perf::run(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return rank == 0 ? CLI::App().exit(error) : 2;
+    return meshcomm::perf::run(argc, argv, rank);
   } catch (const meshcomm::Error& error) {
     fmt::print(stderr, "rank {}: error: {}\n", rank, error.what());
     return 2;

@@ -24,7 +24,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/perf_options.hpp"
 #include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
@@ -112,21 +112,18 @@ int main(int argc, char** argv) {
   int iterations = 10;
   int rounds = 7;
   std::string json_path;
-  CLI::App app{"the memory floor under a host all-gather, beside Open MPI's all-gather and meshcomm's shm path"};
-  app.add_option("-b,--minbytes", min_text, "smallest all-gather output per rank (K, M, G suffixes)")
-      ->capture_default_str();
-  app.add_option("-e,--maxbytes", max_text, "largest all-gather output per rank")->capture_default_str();
-  app.add_option("-f,--stepfactor", factor, "multiply the size by this much each step")
-      ->check(CLI::Range(2, 1 << 20))
-      ->capture_default_str();
-  app.add_option("-n,--iters", iterations, "calls per variant per round")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("-r,--rounds", rounds, "rounds; the median is reported")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--json", json_path, "also write the results to this JSON file");
-  CLI11_PARSE(app, argc, argv);
+  meshcomm::perf::CommandLine command_line{
+      "the memory floor under a host all-gather, beside Open MPI's all-gather and meshcomm's shm path"};
+  command_line.option("-b,--minbytes", min_text, "smallest all-gather output per rank (K, M, G suffixes)")
+      .show_default();
+  command_line.option("-e,--maxbytes", max_text, "largest all-gather output per rank").show_default();
+  command_line.option("-f,--stepfactor", factor, "multiply the size by this much each step")
+      .range(2, 1 << 20)
+      .show_default();
+  command_line.option("-n,--iters", iterations, "calls per variant per round").positive().show_default();
+  command_line.option("-r,--rounds", rounds, "rounds; the median is reported").positive().show_default();
+  command_line.option("--json", json_path, "also write the results to this JSON file");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
 
   meshcomm::MpiBootstrap bootstrap;
   auto comm = meshcomm::Communicator::create(bootstrap);

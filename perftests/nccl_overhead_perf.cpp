@@ -9,7 +9,6 @@
 // position hit all alike; the table gives each variant's median and the median over rounds of
 // meshcomm's time over the raw call's in the same round.
 
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -24,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/perf_options.hpp"
 #include "engine/statistics.hpp"
 #include "meshcomm/communicator.hpp"
@@ -74,16 +74,15 @@ int main(int argc, char** argv) {
   int warmup = 20;
   int repeats = 7;
   std::string json_path;
-  CLI::App app{"meshcomm's nccl all_gather against raw ncclAllGather, per call"};
-  app.add_option("-b,--minbytes", min_bytes, "smallest size per rank")->capture_default_str();
-  app.add_option("-e,--maxbytes", max_bytes, "largest size per rank")->capture_default_str();
-  app.add_option("-f,--stepfactor", factor, "size factor per step")->capture_default_str()->check(CLI::Range(1.5, 1e6));
-  app.add_option("-n,--iters", iterations, "calls per timed round")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  app.add_option("-w,--warmup_iters", warmup, "untimed calls first")->capture_default_str();
-  app.add_option("--repeat", repeats, "rounds per side; medians are reported")->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--json", json_path, "write one record per size to this file");
-  CLI11_PARSE(app, argc, argv);
+  meshcomm::perf::CommandLine command_line{"meshcomm's nccl all_gather against raw ncclAllGather, per call"};
+  command_line.option("-b,--minbytes", min_bytes, "smallest size per rank").show_default();
+  command_line.option("-e,--maxbytes", max_bytes, "largest size per rank").show_default();
+  command_line.option("-f,--stepfactor", factor, "size factor per step").show_default().range(1.5, 1e6);
+  command_line.option("-n,--iters", iterations, "calls per timed round").show_default().range(1, 1 << 20);
+  command_line.option("-w,--warmup_iters", warmup, "untimed calls first").show_default();
+  command_line.option("--repeat", repeats, "rounds per side; medians are reported").show_default().range(1, 1000);
+  command_line.option("--json", json_path, "write one record per size to this file");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
 
   int rank = 0;
   try {

@@ -7,7 +7,6 @@
 // sizes of attention heads. Bandwidth counts bytes read plus bytes written, as copies are
 // usually reported; the ratio is kernel bandwidth over copy bandwidth.
 
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +17,7 @@
 #include <numeric>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "device/device_runtime.hpp"
 
 namespace {
@@ -57,11 +57,11 @@ int main(int argc, char** argv) {
   std::size_t mib = 256;
   int repeat = 20;
   std::string json_path;
-  CLI::App app{"halo pack/unpack kernels against a device-to-device copy"};
-  app.add_option("--mib", mib, "bytes moved per call, in MiB")->capture_default_str()->check(CLI::Range(1, 8192));
-  app.add_option("--repeat", repeat, "timings per case; the median is reported")->capture_default_str();
-  app.add_option("--json", json_path, "write one record per case to this file");
-  CLI11_PARSE(app, argc, argv);
+  meshcomm::perf::CommandLine command_line{"halo pack/unpack kernels against a device-to-device copy"};
+  command_line.option("--mib", mib, "bytes moved per call, in MiB").show_default().range(1, 8192);
+  command_line.option("--repeat", repeat, "timings per case; the median is reported").show_default();
+  command_line.option("--json", json_path, "write one record per case to this file");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
   try {
     const std::size_t bytes = mib << 20;
     cudaStream_t stream = nullptr;

@@ -13,7 +13,6 @@
 // slowest rank): t_compute, P GEMMs alone; t_transfer, the P-1 transfers alone; t_step, both
 // overlapped; overlap efficiency = (t_compute + t_transfer - t_step) / min(t_compute, t_transfer).
 
-#include <CLI/CLI.hpp>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -24,6 +23,7 @@
 #include <fstream>
 #include <vector>
 
+#include "engine/command_line.hpp"
 #include "engine/side_by_side.hpp"
 #include "engine/thread_ranks.hpp"
 #include "meshcomm/communicator.hpp"
@@ -159,18 +159,19 @@ class RankBench {
 
 int main(int argc, char** argv) {
   Options options;
-  CLI::App app{"RingPipeline transfer/compute overlap on one GPU, ranks as threads"};
-  app.add_option("--ranks", options.ranks, "ranks (threads sharing the GPU)")->capture_default_str()->check(CLI::Range(1, 8));
-  app.add_option("--block-mib", options.block_mib, "block size in MiB")->capture_default_str()->check(CLI::Range(1, 4096));
-  app.add_option("--gemm", options.gemm, "the compute: an N x N x N bf16 GEMM per step")->capture_default_str()
-      ->check(CLI::Range(64, 32768));
-  app.add_option("--repeat", options.repeat, "timed rounds; the median is reported")->capture_default_str()
-      ->check(CLI::Range(1, 100));
-  app.add_option("--reserve-sms", options.reserve_sms, "SMs the GEMM leaves free (for sm_copy)")
-      ->capture_default_str()->check(CLI::Range(0, 1024));
-  app.add_option("--transfer", options.transfers, "transfer paths: sm_copy copy_engine messages")->delimiter(',');
-  app.add_option("--json", options.json_path, "write one record per transfer path to this file");
-  CLI11_PARSE(app, argc, argv);
+  meshcomm::perf::CommandLine command_line{"RingPipeline transfer/compute overlap on one GPU, ranks as threads"};
+  command_line.option("--ranks", options.ranks, "ranks (threads sharing the GPU)").show_default().range(1, 8);
+  command_line.option("--block-mib", options.block_mib, "block size in MiB").show_default().range(1, 4096);
+  command_line.option("--gemm", options.gemm, "the compute: an N x N x N bf16 GEMM per step")
+      .show_default()
+      .range(64, 32768);
+  command_line.option("--repeat", options.repeat, "timed rounds; the median is reported").show_default().range(1, 100);
+  command_line.option("--reserve-sms", options.reserve_sms, "SMs the GEMM leaves free (for sm_copy)")
+      .show_default()
+      .range(0, 1024);
+  command_line.option("--transfer", options.transfers, "transfer paths: sm_copy copy_engine messages").split_at(',');
+  command_line.option("--json", options.json_path, "write one record per transfer path to this file");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
   try {
     std::vector<meshcomm::RingTransfer> transfers;
     for (const auto& name : options.transfers) transfers.push_back(parse_transfer(name));

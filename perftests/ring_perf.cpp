@@ -19,7 +19,6 @@
 // slower peer's compute); imbalance = max / mean over ranks of the
 // compute time, and of the visible query-key pairs.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +34,7 @@
 #include "device/device_ring_attention.hpp"
 #include "attention/ring_attention.hpp"
 #include "attention/sequence_layout.hpp"
+#include "engine/command_line.hpp"
 #include "engine/process_backend.hpp"
 #include "engine/side_by_side.hpp"
 #include "engine/thread_ranks.hpp"
@@ -254,41 +254,42 @@ int run(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   RingOptions options;
-  CLI::App app{"ring_perf: RingAttention's transfer/compute overlap and causal balance (run it with mpirun)"};
-  app.add_option("--seq", options.seq, "sequence rows")->capture_default_str();
-  app.add_option("--heads", options.heads, "heads")->capture_default_str();
-  app.add_option("--head-dim", options.head_dim, "elements per head")->capture_default_str();
-  app.add_flag("--causal", options.causal, "causal attention");
-  app.add_option("--layout", options.layouts, "contiguous, zigzag, or both comma-separated")->capture_default_str();
-  app.add_option("-n,--iters", options.iterations, "timed iterations per repeat")->capture_default_str();
-  app.add_option("-w,--warmup", options.warmup, "untimed iterations first")->capture_default_str();
-  app.add_option("--repeat", options.repeats, "timed runs; the median is reported")->capture_default_str();
-  app.add_option("--json", options.json_path, "write the records to this file");
+  CommandLine command_line{
+      "ring_perf: RingAttention's transfer/compute overlap and causal balance (run it with mpirun)"};
+  command_line.option("--seq", options.seq, "sequence rows").show_default();
+  command_line.option("--heads", options.heads, "heads").show_default();
+  command_line.option("--head-dim", options.head_dim, "elements per head").show_default();
+  command_line.flag("--causal", options.causal, "causal attention");
+  command_line.option("--layout", options.layouts, "contiguous, zigzag, or both comma-separated").show_default();
+  command_line.option("-n,--iters", options.iterations, "timed iterations per repeat").show_default();
+  command_line.option("-w,--warmup", options.warmup, "untimed iterations first").show_default();
+  command_line.option("--repeat", options.repeats, "timed runs; the median is reported").show_default();
+  command_line.option("--json", options.json_path, "write the records to this file");
   std::string memory = "host";
-  app.add_option("--memory", memory, "host (the CPU ring) or cuda (the GPU ring on device buffers)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"host", "cuda"}));
+  command_line.option("--memory", memory, "host (the CPU ring) or cuda (the GPU ring on device buffers)")
+      .show_default()
+      .one_of({"host", "cuda"});
   const std::map<std::string, RingTransfer> transfers{{"automatic", RingTransfer::automatic},
                                                       {"messages", RingTransfer::messages},
                                                       {"sm_copy", RingTransfer::sm_copy},
                                                       {"copy_engine", RingTransfer::copy_engine}};
   std::string transfer = "automatic";
-  app.add_option("--transfer", transfer, "how blocks move with --memory cuda: automatic, messages, sm_copy, "
-                                         "copy_engine")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"automatic", "messages", "sm_copy", "copy_engine"}));
-  app.add_option("--reserve-sms", options.reserve_sms, "with --memory cuda: SMs the attention's GEMMs leave free "
-                                                      "(for --transfer sm_copy)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
-  add_process_backend_option(app, options.backend);
-  app.add_option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
-      ->check(CLI::Range(1, 64));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return world_rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 2);
-  }
+  command_line
+      .option("--transfer", transfer,
+              "how blocks move with --memory cuda: automatic, messages, sm_copy, "
+              "copy_engine")
+      .show_default()
+      .one_of({"automatic", "messages", "sm_copy", "copy_engine"});
+  command_line
+      .option("--reserve-sms", options.reserve_sms,
+              "with --memory cuda: SMs the attention's GEMMs leave free "
+              "(for --transfer sm_copy)")
+      .show_default()
+      .range(0, 1024);
+  add_process_backend_option(command_line, options.backend);
+  command_line.option("-t,--threads", options.threads, "ranks as threads of this process (run without mpirun)")
+      .range(1, 64);
+  if (auto exit_code = command_line.parse(argc, argv, world_rank == 0)) return *exit_code;
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
   options.transfer = transfers.at(transfer);
   try {

@@ -4,16 +4,16 @@
 
 namespace meshcomm::perf {
 
-void add_process_backend_option(CLI::App& app, std::string& backend, bool several) {
-  auto* option = app.add_option("--backend", backend,
-                                several ? "mpi, ucx (MPI only starts the processes), or both side by side: mpi,ucx"
-                                        : "mpi, or ucx (MPI only starts the processes)")
-                     ->capture_default_str();
+void add_process_backend_option(CommandLine& command_line, std::string& backend, bool several) {
+  auto option = command_line.option("--backend", backend,
+                                    several ? "mpi, ucx (MPI only starts the processes), or both side by side: mpi,ucx"
+                                            : "mpi, or ucx (MPI only starts the processes)");
+  option.show_default();
   if (!several) {
-    option->check(CLI::IsMember({"mpi", "ucx"}));
+    option.one_of({"mpi", "ucx"});
     return;
   }
-  option->check(
+  option.check(
       [](const std::string& list) -> std::string {
         for (const auto& name : split_list(list)) {
           if (name != "mpi" && name != "ucx") return "'" + name + "' is not a backend; valid: mpi, ucx, or both";

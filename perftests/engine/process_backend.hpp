@@ -1,10 +1,9 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "meshcomm/communicator.hpp"
 
 namespace meshcomm::perf {
@@ -12,7 +11,7 @@ namespace meshcomm::perf {
 /// Adds `--backend mpi|ucx` to a perftest whose ranks are mpirun's processes (MPI starts them
 /// either way); the choice lands in `backend`. With `several`, a comma-separated list ("mpi,ucx")
 /// is allowed too: a communicator on each, measured side by side.
-void add_process_backend_option(CLI::App& app, std::string& backend, bool several = false);
+void add_process_backend_option(CommandLine& command_line, std::string& backend, bool several = false);
 
 /// The backend `--backend` names ("mpi" or "ucx").
 BackendKind process_backend(const std::string& name);
