@@ -53,6 +53,7 @@ class CommandLine {
     CLI::Option* option_;
   };
 
+  /// A program whose --help starts with `description`.
   explicit CommandLine(std::string description);
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;
