@@ -65,8 +65,14 @@ std::string FlightRecorder::to_json(const Error& error) const {
     }
     if (entry.peer >= 0) call["peer"] = entry.peer;
     // A call whose Work no one saw complete may still have completed: "not seen" is what is known.
-    if (entry.completed_ticks != 0) call["completed_ns"] = clock.at(entry.completed_ticks);
-    else call["completed"] = false;
+    // One seen complete was so by the start of the next call recorded, or by now.
+    if (entry.seen_complete_before == 0) {
+      call["completed"] = false;
+    } else if (entry.seen_complete_before < next_) {
+      call["completed_by_ns"] = clock.at(entries_[entry.seen_complete_before % kEntries].started_ticks);
+    } else {
+      call["completed_by_ns"] = clock.now_ns;
+    }
     calls.push_back(std::move(call));
   }
   const nlohmann::json record = {{"rank", rank_},

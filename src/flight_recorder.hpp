@@ -19,15 +19,17 @@ struct FlightEntry {
   std::uint64_t bytes = 0;      ///< the larger of its buffers
   std::int32_t peer = -1;       ///< point to point: the peer
   DataType type = DataType::u8;
-  std::uint64_t started_ticks = 0;    ///< FlightRecorder::ticks() when it started
-  std::uint64_t completed_ticks = 0;  ///< when its Work was seen complete (0: not seen)
+  std::uint64_t started_ticks = 0;  ///< FlightRecorder::ticks() when it started
+  /// The index of the first call recorded after its Work was seen complete (0: not seen): the
+  /// completion is placed by that call's start, so that noting it reads no clock.
+  std::uint64_t seen_complete_before = 0;
 };
 
-/// A communicator's last calls, kept always (a few stores and a clock read as each starts and as
-/// its Work is seen complete) and written
-/// out once, on the first failure one of its works reports: to a file in MESHCOMM_TRACE_DIR
-/// (`meshcomm-trace-rank<R>-pid<P>-<N>.json`), else to stderr. `tools/meshcomm-trace-merge` reads
-/// the ranks' files and names the first collective the ranks did not all start alike.
+/// A communicator's last calls, kept always (a few stores and a clock read as each starts, a store
+/// as its Work is seen complete) and written out once, on the first failure one of its works
+/// reports: to a file in MESHCOMM_TRACE_DIR (`meshcomm-trace-rank<R>-pid<P>-<N>.json`), else to
+/// stderr. `tools/meshcomm-trace-merge` reads the ranks' files and names the first collective the
+/// ranks did not all start alike.
 class FlightRecorder {
  public:
   static constexpr std::size_t kEntries = 64;
@@ -43,9 +45,10 @@ class FlightRecorder {
     return next_++;
   }
 
-  /// Notes that the call kept at `index` is complete (nothing, if it has given way since).
+  /// Notes that the call kept at `index` is complete (nothing, if it has given way since): a
+  /// store, no clock read, since it is on every call's path.
   void completed(std::uint64_t index) noexcept {
-    if (next_ - index <= kEntries) entries_[index % kEntries].completed_ticks = ticks();
+    if (next_ - index <= kEntries) entries_[index % kEntries].seen_complete_before = next_;
   }
 
   /// A cheap clock for start times: the time-stamp counter on x86-64 (a few ns to read, where

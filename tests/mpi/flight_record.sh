@@ -2,7 +2,7 @@
 # Runs flight_record_probe in MODE under mpirun -np 2, then tools/meshcomm-trace-merge on the
 # records the ranks wrote, and checks that it names the first diverging collective, the ranks
 # missing from it and those on which it did not complete, as expected. Every record must hold the
-# completion time of the collective both ranks finished first.
+# time by which the collective both ranks finished first was seen complete.
 #   flight_record.sh MPIEXEC PROBE MODE
 set -uo pipefail
 mpiexec=$1 probe=$2 mode=$3
@@ -14,7 +14,7 @@ for record in "$records"/meshcomm-trace-*.json; do
   /usr/bin/python3 -c 'import json, sys
 calls = json.load(open(sys.argv[1]))["calls"]
 first = next(c for c in calls if c.get("collective") == 0)
-sys.exit(0 if first["completed_ns"] >= first["started_ns"] else 1)' "$record" ||
+sys.exit(0 if first["completed_by_ns"] >= first["started_ns"] else 1)' "$record" ||
     { echo "$record: collective #0 has no completion time after its start"; exit 1; }
 done
 merged=$(/usr/bin/python3 "$source_dir/tools/meshcomm-trace-merge" "$records" 2>&1)
