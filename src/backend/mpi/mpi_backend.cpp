@@ -9,6 +9,7 @@
 #include "mpi_check.hpp"
 #include "patterns/collective_tags.hpp"
 #include "mpi_operation.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -138,7 +139,8 @@ std::shared_ptr<WorkState> start_in_pieces(std::shared_ptr<MpiOperation> operati
 std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int tag, Lane lane,
                                              OperationLabel label, StreamRef) {
   const auto where = call_site(label, peer);
-  auto operation = std::make_shared<MpiOperation>(
+  auto operation = std::allocate_shared<MpiOperation>(
+      RecyclingAllocator<MpiOperation>{},
       MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
                                 .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());
@@ -154,7 +156,8 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
 std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const auto where = call_site(label, peer);
-  auto operation = std::make_shared<MpiOperation>(
+  auto operation = std::allocate_shared<MpiOperation>(
+      RecyclingAllocator<MpiOperation>{},
       MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
                                 .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());
