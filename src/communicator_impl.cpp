@@ -28,6 +28,7 @@ CommunicatorImpl::CommunicatorImpl(std::unique_ptr<Backend> backend, std::vector
       backend_kind_(backend_->kind()),
       rank_(backend_->rank()),
       size_(backend_->size()),
+      max_tag_(backend_->max_tag()),
       stream_ordered_(backend_->stream_ordered()),
       moves_host_(backend_->moves(MemoryKind::host)),
       moves_cuda_(backend_->moves(MemoryKind::cuda)),
@@ -66,20 +67,15 @@ ErrorContext CommunicatorImpl::context(OperationLabel label, int peer) const {
           .sequence = label.sequence};
 }
 
-void CommunicatorImpl::check_peer(int peer, OperationLabel label) const {
-  if (peer < 0 || peer >= size()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("peer = {} is not a rank of this communicator; valid peers are 0..{}", peer, size() - 1),
-                context(label));
-  }
+void CommunicatorImpl::reject_peer(int peer, OperationLabel label) const {
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("peer = {} is not a rank of this communicator; valid peers are 0..{}", peer, size() - 1),
+              context(label));
 }
 
-void CommunicatorImpl::check_tag(int tag, OperationLabel label) const {
-  if (tag < 0 || tag > backend_->max_tag()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("tag = {} is out of range; valid tags are 0..{}", tag, backend_->max_tag()),
-                context(label));
-  }
+void CommunicatorImpl::reject_tag(int tag, OperationLabel label) const {
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("tag = {} is out of range; valid tags are 0..{}", tag, max_tag_), context(label));
 }
 
 void CommunicatorImpl::check_extent_fully(std::size_t count, DataType type, OperationLabel label,

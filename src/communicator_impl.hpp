@@ -86,10 +86,15 @@ class CommunicatorImpl {
   /// What this communicator shares with those split from it.
   [[nodiscard]] const std::shared_ptr<const CommunicatorFamily>& family() const noexcept { return family_; }
 
-  /// Throws Error(invalid_argument) unless `peer` is a rank of this communicator.
-  void check_peer(int peer, OperationLabel label) const;
-  /// Throws Error(invalid_argument) unless `tag` is in [0, max_tag].
-  void check_tag(int tag, OperationLabel label) const;
+  /// Throws Error(invalid_argument) unless `peer` is a rank of this communicator. Inline: on
+  /// every send's and receive's path.
+  void check_peer(int peer, OperationLabel label) const {
+    if (peer < 0 || peer >= size_) [[unlikely]] reject_peer(peer, label);
+  }
+  /// Throws Error(invalid_argument) unless `tag` is in [0, max_tag], inline as check_peer.
+  void check_tag(int tag, OperationLabel label) const {
+    if (tag < 0 || tag > max_tag_) [[unlikely]] reject_tag(tag, label);
+  }
   /// Throws unless `data` can be moved by this backend (pointer set, memory kind supported, and
   /// CUDA memory where the backend checks pointers). Inline: on every call's path.
   void check_buffer(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
@@ -126,6 +131,8 @@ class CommunicatorImpl {
   std::uint64_t next_split_index() noexcept { return split_count_++; }
 
  private:
+  [[noreturn]] void reject_peer(int peer, OperationLabel label) const;
+  [[noreturn]] void reject_tag(int tag, OperationLabel label) const;
   void check_buffer_fully(const void* data, std::size_t count, MemoryKind memory, OperationLabel label,
                           const char* argument) const;
   void check_extent_fully(std::size_t count, DataType type, OperationLabel label, const char* argument) const;
@@ -144,6 +151,7 @@ class CommunicatorImpl {
   BackendKind backend_kind_;
   int rank_;
   int size_;
+  int max_tag_;
   bool stream_ordered_;
   bool moves_host_;
   bool moves_cuda_;

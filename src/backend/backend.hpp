@@ -153,7 +153,7 @@ class Backend {
  protected:
   /// Where an operation on `peer` is issued, expanded into an ErrorContext only on an error.
   [[nodiscard]] CallSite call_site(OperationLabel label, int peer) const {
-    return {.label = label, .rank = rank(), .peer = peer, .backend = to_string(kind()).data()};
+    return {.label = label, .rank = rank(), .peer = peer, .backend = kind()};
   }
 
   /// An error context for an operation of this backend.

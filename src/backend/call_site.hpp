@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
@@ -18,10 +20,10 @@ struct CallSite {
   OperationLabel label;  ///< its name is a string with static storage
   int rank = -1;
   int peer = -1;
-  const char* backend = "";  ///< "mpi", "nccl", ...: static storage too
+  BackendKind backend = BackendKind::automatic;  ///< named only in context()
 
   [[nodiscard]] ErrorContext context() const {
-    return {.backend = backend, .operation = label.name, .rank = rank, .peer = peer, .sequence = label.sequence};
+    return {.backend = std::string(to_string(backend)), .operation = label.name, .rank = rank, .peer = peer, .sequence = label.sequence};
   }
 };
 

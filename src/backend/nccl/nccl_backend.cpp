@@ -78,9 +78,9 @@ class NcclBackend final : public Backend {
   }
 
  private:
-  /// Where an operation is issued; "nccl" written out keeps a lookup off the per-call path.
+  /// Where an operation is issued; the kind written out keeps a virtual call off the per-call path.
   [[nodiscard]] NcclCallSite site(OperationLabel label, int peer) const {
-    return {.label = label, .rank = rank_, .peer = peer, .backend = "nccl"};
+    return {.label = label, .rank = rank_, .peer = peer, .backend = BackendKind::nccl};
   }
 
   /// meshcomm's own messages that name no stream use the channel's; a user's, the one given
