@@ -38,17 +38,22 @@ ucx_perftest_once() {
 
 for ((round = 1; round <= rounds; ++round)); do
   for size in "${sizes[@]}"; do
-    # tag_lat: the 50th percentile latency (us); tag_bw: the overall bandwidth (MiB/s -> GB/s).
+    # tag_lat: the average latency (us), as pingpong_perf's time is an average over its round
+    # trips; tag_bw: the overall bandwidth (MiB/s -> GB/s).
     if ((size <= 4096)); then
-      ucx_perftest_once tag_lat "$size" | awk -v s="$size" '{print "ucx_perftest", s, $2}' >> "$results"
+      ucx_perftest_once tag_lat "$size" | awk -v s="$size" '{print "ucx_perftest", s, $3}' >> "$results"
     else
       ucx_perftest_once tag_bw "$size" |
         awk -v s="$size" '{printf "ucx_perftest %s %.3f\n", s, $6 * 1.048576 / 1000}' >> "$results"
     fi
   done
-  mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 64M -f 2 -n 1000 -w 50 \
-    --buffers user --baseline none \
-    | awk '$1 ~ /^[0-9]+$/ {print $1, $7, $9}' \
+  # As many timed round trips as ucx_perftest makes: 20000 up to 4 KiB, 200 from 1 MiB.
+  {
+    mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 4K -f 2 -n 20000 -w 1000 \
+      --buffers user --baseline none
+    mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 1M -e 64M -f 2 -n 200 -w 20 \
+      --buffers user --baseline none
+  } | awk '$1 ~ /^[0-9]+$/ {print $1, $7, $9}' \
     | while read -r size time busbw; do
         for wanted in "${sizes[@]}"; do
           if [ "$size" = "$wanted" ]; then
