@@ -20,43 +20,58 @@ class RecycledBlocks {
 
   /// A block of sizeof(Block) bytes, aligned for Block.
   [[nodiscard]] static void* take() {
-    Shelf& shelf = shelf_;
-    if (shelf.held > 0) return shelf.blocks[--shelf.held];
-    if (!shelf.swept_at_exit) sweeper_.arm();  // the first use on this thread: empty the shelf as it ends
+    Shelf* shelf = shelf_here();
+    if (shelf != nullptr && shelf->held > 0) return shelf->blocks[--shelf->held];
     return ::operator new(sizeof(Block));
   }
 
   /// Gives back a block take() returned, on this thread or another.
   static void give(void* block) noexcept {
-    Shelf& shelf = shelf_;
-    if (shelf.held < kBlocks && !shelf.ended) {
-      shelf.blocks[shelf.held++] = block;
+    Shelf* shelf = shelf_here();
+    if (shelf != nullptr && shelf->held < kBlocks) {
+      shelf->blocks[shelf->held++] = block;
     } else {
       ::operator delete(block);
     }
   }
 
  private:
-  /// Trivially destructible, so that it stays readable until the thread is gone.
   struct Shelf {
-    std::array<void*, kBlocks> blocks;
-    std::size_t held;
-    bool swept_at_exit;  ///< sweeper_ is armed
-    bool ended;          ///< the thread is ending: keep nothing more
+    std::array<void*, kBlocks> blocks{};
+    std::size_t held = 0;
   };
-  /// Frees the shelf's blocks as its thread ends.
+  /// Owns this thread's shelf and frees it, with the blocks on it, as the thread ends.
   struct Sweeper {
-    void arm() noexcept { shelf_.swept_at_exit = true; }
+    /// Called once a thread has a shelf: the first use constructs this thread's sweeper.
+    void arm() noexcept {}
     ~Sweeper() {
-      Shelf& shelf = shelf_;
-      for (std::size_t index = 0; index < shelf.held; ++index) ::operator delete(shelf.blocks[index]);
-      shelf.held = 0;
-      shelf.ended = true;
+      Shelf* shelf = shelf_;
+      shelf_ = ended();
+      if (shelf == nullptr || shelf == ended()) return;
+      for (std::size_t index = 0; index < shelf->held; ++index) ::operator delete(shelf->blocks[index]);
+      delete shelf;
     }
   };
 
-  // initial-exec: in libmeshcomm.so a thread-local is otherwise a __tls_get_addr call a use.
-  [[gnu::tls_model("initial-exec")]] static inline thread_local Shelf shelf_{};
+  /// What shelf_ holds once its thread is ending: blocks given back then go to the heap.
+  static Shelf* ended() noexcept { return reinterpret_cast<Shelf*>(alignof(Shelf)); }
+
+  /// This thread's shelf, made on first use; null once the thread is ending (or if it cannot be
+  /// made): then blocks come from and go to the heap.
+  static Shelf* shelf_here() noexcept {
+    Shelf* shelf = shelf_;
+    if (shelf == nullptr) [[unlikely]] {
+      shelf = new (std::nothrow) Shelf;
+      if (shelf == nullptr) return nullptr;
+      shelf_ = shelf;
+      sweeper_.arm();
+    }
+    return shelf == ended() ? nullptr : shelf;
+  }
+
+  // Only a pointer in the initial-exec model (a use is then no __tls_get_addr call in
+  // libmeshcomm.so): a library that may be loaded with dlopen must keep its static TLS small.
+  [[gnu::tls_model("initial-exec")]] static inline thread_local Shelf* shelf_ = nullptr;
   static inline thread_local Sweeper sweeper_;
 };
 
