@@ -23,7 +23,8 @@ struct CallSite {
   BackendKind backend = BackendKind::automatic;  ///< named only in context()
 
   [[nodiscard]] ErrorContext context() const {
-    return {.backend = std::string(to_string(backend)), .operation = label.name, .rank = rank, .peer = peer, .sequence = label.sequence};
+    return {.backend = std::string(to_string(backend)), .operation = label.name, .rank = rank, .peer = peer,
+            .sequence = label.sequence};
   }
 };
 
