@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <utility>
 
 namespace meshcomm::detail {
 
@@ -99,5 +100,12 @@ struct RecyclingAllocator {
     return true;
   }
 };
+
+/// A shared T made from `arguments` with its memory from RecycledBlocks, for objects made on
+/// every call (a send's or receive's operation).
+template <typename T, typename... Arguments>
+std::shared_ptr<T> make_recycled(Arguments&&... arguments) {
+  return std::allocate_shared<T>(RecyclingAllocator<T>{}, std::forward<Arguments>(arguments)...);
+}
 
 }  // namespace meshcomm::detail

@@ -154,8 +154,7 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
     check_mpi(MPI_Test(&small, &done, MPI_STATUS_IGNORE), "MPI_Test", where);
     if (done != 0) return nullptr;
   }
-  auto operation = std::allocate_shared<MpiOperation>(
-      RecyclingAllocator<MpiOperation>{},
+  auto operation = make_recycled<MpiOperation>(
       MpiOperation::Description{.is_send = true, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
                                 .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());
@@ -173,8 +172,7 @@ std::shared_ptr<WorkState> MpiBackend::isend(ConstBufferView data, int peer, int
 std::shared_ptr<WorkState> MpiBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const auto where = call_site(label, peer);
-  auto operation = std::allocate_shared<MpiOperation>(
-      RecyclingAllocator<MpiOperation>{},
+  auto operation = make_recycled<MpiOperation>(
       MpiOperation::Description{.is_send = false, .peer = peer, .tag = tag, .bytes = data.bytes(), .site = where,
                                 .processes = &processes_, .comm = collective_comm(lane)},
       fatal_state());

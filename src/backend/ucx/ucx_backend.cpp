@@ -86,7 +86,7 @@ std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, con
   if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // the flush below completes after it
   // The flush completes once every earlier operation on the endpoint is in place remotely.
   auto flushed = UCS_PTR_IS_ERR(put) ? put : ucp_ep_flush_nbx(endpoint, &param);
-  return make_ucx_operation(
+  return make_recycled<UcxOperation>(
       UcxOperation::Description{.transfer = UcxOperation::Transfer::put, .peer = peer, .root_peer = root_peer,
                                 .tag = -1, .bytes = source.bytes(), .site = call_site(label, peer)},
       flushed, peers_, fatal_state());

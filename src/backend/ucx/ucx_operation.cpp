@@ -164,7 +164,7 @@ std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers
   ucp_request_param_t param{};
   auto request = ucp_tag_send_nbx(peers->endpoint(root_peer), data, bytes, tag, &param);
   if (request == nullptr && finished_inside == FinishedInside::null) return nullptr;
-  return make_ucx_operation(
+  return make_recycled<UcxOperation>(
       UcxOperation::Description{.transfer = UcxOperation::Transfer::send, .peer = site.peer, .root_peer = root_peer,
                                 .tag = user_tag, .bytes = bytes, .site = site},
       request, peers, fatal);
@@ -187,7 +187,7 @@ std::shared_ptr<WorkState> start_tag_receive(const std::shared_ptr<UcxPeers>& pe
   }
   auto request = ucp_tag_recv_nbx(peers->worker().worker(), data, bytes, tag, ~ucp_tag_t{0}, &param);
   if (request == nullptr && arrived.length == bytes && finished_inside == FinishedInside::null) return nullptr;
-  return make_ucx_operation(
+  return make_recycled<UcxOperation>(
       UcxOperation::Description{.transfer = UcxOperation::Transfer::receive, .peer = site.peer,
                                 .root_peer = root_peer, .tag = user_tag, .bytes = bytes, .site = site},
       request, peers, fatal, request == nullptr ? std::optional<std::size_t>(arrived.length) : std::nullopt);

@@ -56,13 +56,6 @@ class UcxOperation final : public WorkState {
   Clock::time_point started_ = coarse_now();  // read only by timeouts' messages
 };
 
-/// A UcxOperation made with `arguments`, its memory from RecycledBlocks: a send, receive or put
-/// makes one on every call.
-template <typename... Arguments>
-std::shared_ptr<UcxOperation> make_ucx_operation(Arguments&&... arguments) {
-  return std::allocate_shared<UcxOperation>(RecyclingAllocator<UcxOperation>{}, std::forward<Arguments>(arguments)...);
-}
-
 /// Whether this UCX (1.16 or later) says how long a message was when it completes a receive
 /// inside ucp_tag_recv_nbx; earlier ones do not, so that no receive may complete so there.
 bool ucx_reports_immediate_receive_length();
