@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "algorithm.hpp"
@@ -6,6 +7,7 @@
 #include "internal_p2p.hpp"
 #include "memory_ops.hpp"
 #include "patterns/pairwise.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -14,9 +16,49 @@ namespace {
 /// Exchanges in flight at once: enough to keep the network busy, few enough not to flood it.
 constexpr int kWindow = 8;
 
-/// Byte ranges of one all-to-all: what goes to and comes from each peer.
-struct ExchangePlan {
-  std::vector<std::size_t> send_offset, send_bytes, recv_offset, recv_bytes;
+/// Byte ranges of one all-to-all: what goes to and comes from each peer. An all_to_all's are
+/// one block per peer, at the peer's index in both buffers, and need no lists (nor their
+/// allocations, on every call); an all_to_allv's come from the caller's counts and offsets.
+class ExchangePlan {
+ public:
+  /// Every peer's bytes are `block` bytes at peer * block.
+  static ExchangePlan uniform(std::size_t block) {
+    ExchangePlan plan;
+    plan.block_ = block;
+    return plan;
+  }
+  /// Peer p's bytes go from send_offset[p] (send_bytes[p] of them) and come to recv_offset[p].
+  static ExchangePlan listed(std::vector<std::size_t> send_offset, std::vector<std::size_t> send_bytes,
+                             std::vector<std::size_t> recv_offset, std::vector<std::size_t> recv_bytes) {
+    ExchangePlan plan;
+    plan.send_offset_ = std::move(send_offset);
+    plan.send_bytes_ = std::move(send_bytes);
+    plan.recv_offset_ = std::move(recv_offset);
+    plan.recv_bytes_ = std::move(recv_bytes);
+    return plan;
+  }
+
+  [[nodiscard]] std::size_t send_offset(int peer) const {
+    return pick(send_offset_, peer, static_cast<std::size_t>(peer) * block_);
+  }
+  [[nodiscard]] std::size_t send_bytes(int peer) const { return pick(send_bytes_, peer, block_); }
+  [[nodiscard]] std::size_t recv_offset(int peer) const {
+    return pick(recv_offset_, peer, static_cast<std::size_t>(peer) * block_);
+  }
+  [[nodiscard]] std::size_t recv_bytes(int peer) const { return pick(recv_bytes_, peer, block_); }
+  /// Every byte this rank receives, its own block included.
+  [[nodiscard]] std::size_t received_in_all(int size) const {
+    if (recv_bytes_.empty()) return static_cast<std::size_t>(size) * block_;
+    return std::accumulate(recv_bytes_.begin(), recv_bytes_.end(), std::size_t{0});
+  }
+
+ private:
+  [[nodiscard]] std::size_t pick(const std::vector<std::size_t>& listed, int peer, std::size_t uniform) const {
+    return listed.empty() ? uniform : listed[static_cast<std::size_t>(peer)];
+  }
+
+  std::size_t block_ = 0;
+  std::vector<std::size_t> send_offset_, send_bytes_, recv_offset_, recv_bytes_;
 };
 
 /// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
@@ -28,23 +70,24 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   if (input != output) {
     // The copy streams where the whole output, which the receives write the rest of, is too
     // large to stay cached.
-    std::size_t received_bytes = 0;
-    for (const auto bytes : plan.recv_bytes) received_bytes += bytes;
-    copy_bytes(byte_offset(output, plan.recv_offset[rank]), byte_offset(input, plan.send_offset[rank]),
-               plan.send_bytes[rank], memory, received_bytes);
+    copy_bytes(byte_offset(output, plan.recv_offset(rank)), byte_offset(input, plan.send_offset(rank)),
+               plan.send_bytes(rank), memory, plan.received_in_all(size));
   }
   const int tag = comm.reserve_internal_tags(1);
   const int batches = (size - 1 + kWindow - 1) / kWindow;
-  return std::make_shared<ScheduleWorkState>(batches, [&comm, input, output, plan = std::move(plan), rank, size, tag,
-                                                       label, memory](int batch) {
+  return make_recycled<ScheduleWorkState>(batches, [&comm, input, output, plan = std::move(plan), rank, size, tag,
+                                                    label, memory](int batch) {
+    const int first = 1 + batch * kWindow;
+    const int last = std::min(size - 1, (batch + 1) * kWindow);
     std::vector<Work> works;
-    for (int step = 1 + batch * kWindow; step < size && step <= (batch + 1) * kWindow; ++step) {
+    works.reserve(2 * static_cast<std::size_t>(last - first + 1));
+    for (int step = first; step <= last; ++step) {
       const int to = pairwise_send_peer(rank, size, step);
       const int from = pairwise_recv_peer(rank, size, step);
-      works.push_back(recv_bytes(comm, byte_offset(output, plan.recv_offset[from]), plan.recv_bytes[from], from, tag,
+      works.push_back(recv_bytes(comm, byte_offset(output, plan.recv_offset(from)), plan.recv_bytes(from), from, tag,
                                  label, memory));
       works.push_back(
-          send_bytes(comm, byte_offset(input, plan.send_offset[to]), plan.send_bytes[to], to, tag, label, memory));
+          send_bytes(comm, byte_offset(input, plan.send_offset(to)), plan.send_bytes(to), to, tag, label, memory));
     }
     return works;
   });
@@ -90,14 +133,7 @@ class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size);
     const MemoryKind memory = args.output.memory;
     if (args.in_place) return start_swaps(comm, args.output.data, block, args.label, memory);
-    ExchangePlan plan;
-    for (int peer = 0; peer < size; ++peer) {
-      plan.send_offset.push_back(peer * block);
-      plan.recv_offset.push_back(peer * block);
-      plan.send_bytes.push_back(block);
-      plan.recv_bytes.push_back(block);
-    }
-    return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label, memory);
+    return start_pairwise(comm, args.input.data, args.output.data, ExchangePlan::uniform(block), args.label, memory);
   }
 };
 
@@ -106,14 +142,18 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
   PairwiseAllToAllv() : AlgorithmOf("pairwise") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t element = size_of(args.input.type);
-    ExchangePlan plan;
-    for (int peer = 0; peer < comm.size(); ++peer) {
-      plan.send_offset.push_back(args.layout.send_offsets[peer] * element);
-      plan.send_bytes.push_back(args.layout.send_counts[peer] * element);
-      plan.recv_offset.push_back(args.layout.recv_offsets[peer] * element);
-      plan.recv_bytes.push_back(args.layout.recv_counts[peer] * element);
+    const auto peers = static_cast<std::size_t>(comm.size());
+    std::vector<std::size_t> send_offset(peers), send_bytes(peers), recv_offset(peers), recv_bytes(peers);
+    for (std::size_t peer = 0; peer < peers; ++peer) {
+      send_offset[peer] = args.layout.send_offsets[peer] * element;
+      send_bytes[peer] = args.layout.send_counts[peer] * element;
+      recv_offset[peer] = args.layout.recv_offsets[peer] * element;
+      recv_bytes[peer] = args.layout.recv_counts[peer] * element;
     }
-    return start_pairwise(comm, args.input.data, args.output.data, std::move(plan), args.label, args.output.memory);
+    return start_pairwise(comm, args.input.data, args.output.data,
+                          ExchangePlan::listed(std::move(send_offset), std::move(send_bytes), std::move(recv_offset),
+                                               std::move(recv_bytes)),
+                          args.label, args.output.memory);
   }
 };
 
