@@ -53,8 +53,9 @@ class ExchangePlan {
   }
 
  private:
-  [[nodiscard]] std::size_t pick(const std::vector<std::size_t>& listed, int peer, std::size_t uniform) const {
-    return listed.empty() ? uniform : listed[static_cast<std::size_t>(peer)];
+  /// `values[peer]`, or `uniform` where the plan has no list.
+  [[nodiscard]] static std::size_t pick(const std::vector<std::size_t>& values, int peer, std::size_t uniform) {
+    return values.empty() ? uniform : values[static_cast<std::size_t>(peer)];
   }
 
   std::size_t block_ = 0;
