@@ -110,9 +110,10 @@ std::shared_ptr<WorkState> start_swaps(CommunicatorImpl& comm, void* data, std::
   const int batches = (rounds + kSwapWindow - 1) / kSwapWindow;
   auto outgoing = comm.scratch().acquire(std::min(rounds, kSwapWindow) * block, memory);
   const int tag = comm.reserve_internal_tags(1);
-  return std::make_shared<ScheduleWorkState>(
+  return make_recycled<ScheduleWorkState>(
       batches, [&comm, data, block, outgoing, rank, size, rounds, tag, label, memory](int batch) {
         std::vector<Work> works;
+        works.reserve(2 * static_cast<std::size_t>(kSwapWindow));
         for (int round = batch * kSwapWindow; round < rounds && round < (batch + 1) * kSwapWindow; ++round) {
           const int peer = swap_peer(rank, size, round);
           if (peer < 0) continue;
