@@ -9,6 +9,7 @@
 #include "device/device_runtime.hpp"
 #include "environment.hpp"
 #include "hot_path.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -45,7 +46,7 @@ class FatalOnFailure final : public WorkState {
 inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state,
                                       std::uint64_t record_index) {
   if (state->fails_communicator()) return comm.make_work(std::move(state), record_index);
-  return comm.make_work(std::make_shared<FatalOnFailure>(std::move(state), comm.backend().fatal_state()),
+  return comm.make_work(make_recycled<FatalOnFailure>(std::move(state), comm.backend().fatal_state()),
                         record_index);
 }
 

@@ -76,8 +76,7 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   }
   const int tag = comm.reserve_internal_tags(1);
   const int batches = (size - 1 + kWindow - 1) / kWindow;
-  return make_recycled<ScheduleWorkState>(batches, [&comm, input, output, plan = std::move(plan), rank, size, tag,
-                                                    label, memory](int batch) {
+  auto start_batch = [&comm, input, output, plan = std::move(plan), rank, size, tag, label, memory](int batch) {
     const int first = 1 + batch * kWindow;
     const int last = std::min(size - 1, (batch + 1) * kWindow);
     std::vector<Work> works;
@@ -91,7 +90,11 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
           send_bytes(comm, byte_offset(input, plan.send_offset(to)), plan.send_bytes(to), to, tag, label, memory));
     }
     return works;
-  });
+  };
+  // One batch (up to kWindow + 1 ranks) needs no schedule: its exchanges start now, and the
+  // call holds no std::function, whose captures (the plan) would be one more allocation.
+  if (batches == 1) return make_recycled<GroupWorkState>(start_batch(0));
+  return make_recycled<ScheduleWorkState>(batches, std::move(start_batch));
 }
 
 /// Swaps in flight at once in place; each holds one block of scratch.
