@@ -5,6 +5,7 @@
 #include "internal_p2p.hpp"
 #include "patterns/binomial.hpp"
 #include "patterns/ring.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -19,7 +20,7 @@ class BinomialBroadcast final : public AlgorithmOf<CollectiveKind::broadcast> {
     const int root = args.root;
     const int relative = wrap_rank(comm.rank() - root, size);
     const int tag = comm.reserve_internal_tags(1);
-    return std::make_shared<ScheduleWorkState>(2, [&comm, args, size, root, relative, tag](int step) {
+    return make_recycled<ScheduleWorkState>(2, [&comm, args, size, root, relative, tag](int step) {
       std::vector<Work> works;
       if (step == 0 && relative != 0) {
         works.push_back(recv_bytes(comm, args.output.data, args.output.bytes(),

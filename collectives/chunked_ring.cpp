@@ -21,12 +21,12 @@ int ring_chunk_count(std::size_t largest_block_bytes, MemoryKind memory) noexcep
 int ring_max_chunks() noexcept { return kMaxChunks; }
 
 ChunkedRingState::ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label,
-                                   std::string what, int first_tag)
+                                   std::string_view what, int first_tag)
     : comm_(comm),
       chunks_(chunks),
       steps_(steps),
       label_(label),
-      what_(std::move(what)),
+      what_(what),
       first_tag_(first_tag >= 0 ? first_tag : comm.reserve_internal_tags(chunks)),
       chunk_state_(static_cast<std::size_t>(chunks)) {}
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "communicator_impl.hpp"
@@ -28,10 +28,11 @@ class ChunkedRingState : public WorkState {
   void begin_steps();
 
  protected:
-  /// `what` names the algorithm in errors ("ring all_gather"). `first_tag` is the first of
-  /// `chunks` tags reserved when the operation started (-1: reserve them now, which is only right
-  /// when this state is made as the operation starts: tags must be reserved in issue order).
-  ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label, std::string what,
+  /// `what` names the algorithm in errors: a literal ("ring all_gather"), kept as a view.
+  /// `first_tag` is the first of `chunks` tags reserved when the operation started (-1: reserve
+  /// them now, which is only right when this state is made as the operation starts: tags must be
+  /// reserved in issue order).
+  ChunkedRingState(CommunicatorImpl& comm, int chunks, int steps, OperationLabel label, std::string_view what,
                    int first_tag);
 
   /// Posts step `step` of `chunk` on tag `tag`: add its send and receive to `works`.
@@ -51,7 +52,7 @@ class ChunkedRingState : public WorkState {
     int step = 0;
     std::vector<Work> works;
   };
-  std::string what_;
+  std::string_view what_;
   int first_tag_;
   std::vector<Chunk> chunk_state_;
   bool finished_ = false;

@@ -8,6 +8,7 @@
 #include "memory_ops.hpp"
 #include "patterns/partition.hpp"
 #include "patterns/recursive_doubling.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -35,7 +36,7 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     const std::size_t element = size_of(args.output.type);
     const MemoryKind memory = args.output.memory;
     if (!args.in_place) copy_bytes(args.output.data, args.input.data, args.output.bytes(), memory);
-    auto context = std::make_shared<Context>();
+    auto context = make_recycled<Context>();
     // The first round receives the larger half: the leading blocks hold the extra elements.
     context->incoming = comm.scratch().acquire(blocks_of(count, size, 0, size / 2).count * element, memory);
     const int tag = comm.reserve_internal_tags(1);
@@ -44,8 +45,8 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     };
     // Steps 0..rounds-1 halve, rounds..2 rounds-1 double (one step when there is one rank).
     const int steps = rounds == 0 ? 1 : 2 * rounds;
-    return std::make_shared<ScheduleWorkState>(steps, [&comm, args, context, rank, size, rounds, count, element, memory,
-                                                       tag, at](int step) {
+    return make_recycled<ScheduleWorkState>(steps, [&comm, args, context, rank, size, rounds, count, element, memory,
+                                                  tag, at](int step) {
       if (context->pending.count > 0) {
         reduce_into(at(context->pending.offset), context->incoming.get(), context->pending.count, args.output.type,
                     args.op, memory);

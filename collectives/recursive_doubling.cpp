@@ -10,6 +10,7 @@
 #include "internal_p2p.hpp"
 #include "patterns/recursive_doubling.hpp"
 #include "memory_ops.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -39,12 +40,12 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
     const std::size_t bytes = args.output.bytes();
     const MemoryKind memory = args.output.memory;
     if (!args.in_place) copy_bytes(args.output.data, args.input.data, bytes, memory);
-    auto context = std::make_shared<Context>();
+    auto context = make_recycled<Context>();
     context->incoming = comm.scratch().acquire(bytes, memory);
     const int tag = comm.reserve_internal_tags(1);
     // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
-    return std::make_shared<ScheduleWorkState>(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
-                                                             memory, tag](int step) {
+    return make_recycled<ScheduleWorkState>(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
+                                                        memory, tag](int step) {
       auto reduce_pending = [&] {
         if (context->pending_peer < 0) return;
         // Combine in rank order, so that partners compute bit-identical results.
@@ -98,7 +99,7 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
     const int tag = comm.reserve_internal_tags(1);
     const int rounds = doubling_rounds(comm.size());
     if (rounds == 0 && !args.in_place) copy_bytes(args.output.data, args.input.data, block_bytes, args.output.memory);
-    return std::make_shared<ScheduleWorkState>(rounds, [&comm, args, rank, block_bytes, tag](int round) {
+    return make_recycled<ScheduleWorkState>(rounds, [&comm, args, rank, block_bytes, tag](int round) {
       const int peer = doubling_peer(rank, round);
       const std::size_t bytes = (std::size_t{1} << round) * block_bytes;
       // Out of place, the first round sends this rank's block from the input, and the block is
@@ -146,13 +147,13 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
     const std::size_t count = args.output.count;
     const std::size_t block_bytes = args.output.bytes();
     const MemoryKind memory = args.output.memory;
-    auto context = std::make_shared<Context>();
+    auto context = make_recycled<Context>();
     context->accumulated = comm.scratch().acquire(block_bytes * size, memory);
     copy_bytes(context->accumulated.get(), args.input.data, block_bytes * size, memory);
     context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     const int rounds = doubling_rounds(size);
-    return std::make_shared<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
-                                                            rounds, memory, tag](int step) {
+    return make_recycled<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
+                                                       rounds, memory, tag](int step) {
       if (context->pending_blocks > 0) {
         reduce_into(context->accumulated.get() + context->pending_offset * block_bytes, context->incoming.get(),
                     context->pending_blocks * count, args.output.type, args.op, memory);

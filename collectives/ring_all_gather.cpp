@@ -4,6 +4,7 @@
 #include "internal_p2p.hpp"
 #include "memory_ops.hpp"
 #include "patterns/ring.hpp"
+#include "recycled_allocation.hpp"
 #include "ring_states.hpp"
 
 namespace meshcomm::detail {
@@ -86,8 +87,8 @@ std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, s
   // Chunks let a block travel on while its later chunks still arrive; with two ranks there is
   // one step and nothing to pass on, and each chunk would only add a rendezvous of its own.
   const int chunks = comm.size() == 2 ? 1 : ring_chunk_count(largest, data.memory);
-  auto state = std::make_shared<RingAllGatherState>(comm, data, std::move(blocks), chunks, label, first_tag,
-                                                    own_input);
+  auto state = make_recycled<RingAllGatherState>(comm, data, std::move(blocks), chunks, label, first_tag,
+                                               own_input);
   state->begin_steps();
   return state;
 }

@@ -2,6 +2,7 @@
 #include "algorithms.hpp"
 #include "internal_p2p.hpp"
 #include "chunked_ring.hpp"
+#include "recycled_allocation.hpp"
 #include "ring_states.hpp"
 
 namespace meshcomm::detail {
@@ -22,7 +23,7 @@ class RingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
     // Both halves' tags are reserved now, in issue order: the all-gather starts later, from the
     // progress of this operation, when other operations may have reserved tags since.
     const int first_tag = comm.reserve_internal_tags(2 * ring_max_chunks());
-    return std::make_shared<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
+    return make_recycled<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
       std::vector<Work> works;
       if (step == 0) {
         works.emplace_back(

@@ -4,6 +4,7 @@
 #include "internal_p2p.hpp"
 #include "patterns/ring.hpp"
 #include "memory_ops.hpp"
+#include "recycled_allocation.hpp"
 #include "ring_states.hpp"
 
 namespace meshcomm::detail {
@@ -101,8 +102,8 @@ std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, Con
   }
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(input.type));
-  auto state = std::make_shared<RingReduceScatterState>(comm, input, output, std::move(blocks), op,
-                                                        ring_chunk_count(largest, input.memory), label, first_tag);
+  auto state = make_recycled<RingReduceScatterState>(comm, input, output, std::move(blocks), op,
+                                                   ring_chunk_count(largest, input.memory), label, first_tag);
   state->begin_steps();
   return state;
 }

@@ -23,6 +23,7 @@
 #include "collective_engine.hpp"
 #include "dissemination_barrier.hpp"
 #include "internal_p2p.hpp"
+#include "recycled_allocation.hpp"
 #include "reduction.hpp"
 #include "shared_memory/shared_segment.hpp"
 #include "streaming_copy.hpp"
@@ -88,9 +89,9 @@ class SingleCopySchedule {
     // A rank whose own input is not shared knows the outcome already: it tells the others and
     // hands the call over at once, without waiting to hear from them.
     const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
-    return std::make_shared<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
-                                                   falls_back_anyway, eager_exchange = std::move(eager_exchange),
-                                                   exchange_eagerly, copy = std::move(copy), hand_over](int step) {
+    return make_recycled<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
+                                              falls_back_anyway, eager_exchange = std::move(eager_exchange),
+                                              exchange_eagerly, copy = std::move(copy), hand_over](int step) {
       std::vector<Work> works;
       const int rank = comm.rank();
       if (step == 0) {

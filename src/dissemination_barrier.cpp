@@ -1,4 +1,5 @@
 #include "dissemination_barrier.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -21,7 +22,7 @@ std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, O
   const int size = comm.size();
   Backend* backend = &comm.backend();
   const auto timeout = comm.timeout();
-  return std::make_shared<ScheduleWorkState>(
+  return make_recycled<ScheduleWorkState>(
       dissemination_rounds(size), [=](int round) {
         std::vector<Work> works;
         works.emplace_back(backend->irecv({}, dissemination_recv_peer(rank, size, round), tag, Lane::internal, label, {}),

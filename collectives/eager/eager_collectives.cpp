@@ -8,6 +8,7 @@
 #include "algorithms.hpp"
 #include "eager_mailbox.hpp"
 #include "meshcomm/error.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -78,7 +79,7 @@ std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveA
   const auto& mailbox = comm.eager_mailbox();
   const std::int64_t op = mailbox->start(args, record, std::move(buffers));
   if (op < 0) return nullptr;  // finished inside the call
-  return std::make_shared<EagerWorkState>(comm, mailbox, op, static_cast<CollectiveKind>(record.kind), args.label);
+  return make_recycled<EagerWorkState>(comm, mailbox, op, static_cast<CollectiveKind>(record.kind), args.label);
 }
 
 std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms() {

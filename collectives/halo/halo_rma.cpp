@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "internal_p2p.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -118,7 +119,7 @@ std::vector<Work> consume_and_release(CommunicatorImpl& comm, RmaExchange& excha
 std::shared_ptr<WorkState> start_rma_exchange(CommunicatorImpl& comm, std::vector<RmaOutgoing> out,
                                               std::vector<RmaIncoming> in, int first_tag, int tag_slots,
                                               OperationLabel label, RmaConsume consume) {
-  auto exchange = std::make_shared<RmaExchange>();
+  auto exchange = make_recycled<RmaExchange>();
   exchange->given.resize(in.size());
   exchange->received.resize(out.size());
   exchange->notifications.resize(out.size());
@@ -127,7 +128,7 @@ std::shared_ptr<WorkState> start_rma_exchange(CommunicatorImpl& comm, std::vecto
   exchange->out = std::move(out);
   exchange->in = std::move(in);
   exchange->consume = std::move(consume);
-  return std::make_shared<ScheduleWorkState>(4, [&comm, exchange, first_tag, tag_slots, label](int step) {
+  return make_recycled<ScheduleWorkState>(4, [&comm, exchange, first_tag, tag_slots, label](int step) {
     if (step == 0) return give_and_take_credits(comm, *exchange, first_tag, label);
     if (step == 1) return put_messages(comm, *exchange, label);
     if (step == 2) return notify(comm, *exchange, first_tag + tag_slots, label);

@@ -9,6 +9,7 @@
 #include "device/device_runtime.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm {
 
@@ -117,7 +118,7 @@ class HeadTransposeImpl {
   Work keep_alive(Work exchange, std::shared_ptr<std::byte[]> scratch, std::function<void()> after) {
     auto inner = std::make_shared<std::vector<Work>>();
     inner->push_back(std::move(exchange));
-    return comm_.impl().make_work(std::make_shared<ScheduleWorkState>(
+    return comm_.impl().make_work(make_recycled<ScheduleWorkState>(
         2, [inner, scratch = std::move(scratch), after = std::move(after)](int step) {
           if (step == 0) return std::move(*inner);
           if (after) after();
