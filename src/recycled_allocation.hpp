@@ -8,8 +8,8 @@
 
 namespace meshcomm::detail {
 
-/// A free list of equal-sized blocks, one per thread and per block type: what a point-to-point
-/// operation allocates on every call comes back from here, a pop instead of a trip through
+/// A free list of equal-sized blocks, one per thread and per block type: what an operation or a
+/// collective allocates on every call comes back from here, a pop instead of a trip through
 /// malloc. Blocks freed on another thread join that thread's list; each list keeps at most
 /// kBlocks, handing the rest back to the heap, and frees what it holds as its thread ends
 /// (blocks given back later, as the thread or the process ends, go straight to the heap).
@@ -102,7 +102,7 @@ struct RecyclingAllocator {
 };
 
 /// A shared T made from `arguments` with its memory from RecycledBlocks, for objects made on
-/// every call (a send's or receive's operation).
+/// every call (a send's or receive's operation, a collective's schedule or state).
 template <typename T, typename... Arguments>
 std::shared_ptr<T> make_recycled(Arguments&&... arguments) {
   return std::allocate_shared<T>(RecyclingAllocator<T>{}, std::forward<Arguments>(arguments)...);
