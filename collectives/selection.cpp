@@ -58,7 +58,11 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
   //   7.2-7.5 us at 64 KiB); broadcast is native from 8 KiB, while below it the binomial tree's
-  //   plain sends beat MPI_Ibcast (1.04-1.7x).
+  //   plain sends beat MPI_Ibcast (1.04-1.7x). At two ranks the tree is one send, which was
+  //   ahead of MPI_Ibcast or level at every size above the eager slots on 2026-11-27: over
+  //   mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and in place),
+  //   0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out of place
+  //   and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays there.
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
@@ -100,6 +104,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .max_bytes = 8 * KiB, .algorithm = "binomial"},
+      {.kind = CollectiveKind::broadcast, .backend = mpi, .max_ranks = 2, .algorithm = "binomial"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .algorithm = "binomial"},
   };

@@ -43,7 +43,20 @@ TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::inproc, 1 * MiB), "ring");
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::nccl, 1 * KiB), "native");
   EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * KiB), "binomial");
-  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "native");
+  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "binomial");
+}
+
+TEST(SelectionTable, BroadcastOnMpiIsOpenMpisOwnFromThreeRanks) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](std::size_t bytes, int ranks) {
+    auto name = table.first_preferred(CollectiveKind::broadcast, BackendKind::mpi, bytes, ranks,
+                                      [](std::string_view algorithm) { return algorithm != "eager"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  EXPECT_EQ(at(1 * KiB, 4), "binomial");
+  EXPECT_EQ(at(1 * MiB, 2), "binomial");
+  EXPECT_EQ(at(1 * MiB, 3), "native");
+  EXPECT_EQ(at(64 * MiB, 4), "native");
 }
 
 TEST(SelectionTable, RowsAnswerByRanks) {
