@@ -14,11 +14,11 @@ namespace {
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
-/// The first row that answers, for two ranks; `eager` declines (as it does for calls over its
-/// slots' size, or ranks not on one host) unless `eager_runs`.
+/// The first row that answers, for `ranks` ranks; `eager` declines (as it does for calls over
+/// its slots' size, or ranks not on one host) unless `eager_runs`.
 std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes,
-                      bool eager_runs = false) {
-  auto name = table.first_preferred(kind, backend, bytes, 2,
+                      int ranks = 2, bool eager_runs = false) {
+  auto name = table.first_preferred(kind, backend, bytes, ranks,
                                     [&](std::string_view algorithm) { return eager_runs || algorithm != "eager"; });
   return name ? std::string(*name) : std::string("(none)");
 }
@@ -28,11 +28,11 @@ TEST(SelectionTable, EagerComesFirstWhereItRunsExceptOnNccl) {
   for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_reduce,
                     CollectiveKind::all_to_all, CollectiveKind::broadcast}) {
     for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
-      EXPECT_EQ(preferred(table, kind, backend, 8, true), "eager") << to_string(kind) << " " << to_string(backend);
+      EXPECT_EQ(preferred(table, kind, backend, 8, 2, true), "eager") << to_string(kind) << " " << to_string(backend);
     }
-    EXPECT_EQ(preferred(table, kind, BackendKind::nccl, 8, true), "native") << to_string(kind);
+    EXPECT_EQ(preferred(table, kind, BackendKind::nccl, 8, 2, true), "native") << to_string(kind);
   }
-  EXPECT_NE(preferred(table, CollectiveKind::all_to_allv, BackendKind::mpi, 8, true), "eager");
+  EXPECT_NE(preferred(table, CollectiveKind::all_to_allv, BackendKind::mpi, 8, 2, true), "eager");
 }
 
 TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
@@ -49,9 +49,7 @@ TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
 TEST(SelectionTable, BroadcastOnMpiIsOpenMpisOwnFromThreeRanks) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](std::size_t bytes, int ranks) {
-    auto name = table.first_preferred(CollectiveKind::broadcast, BackendKind::mpi, bytes, ranks,
-                                      [](std::string_view algorithm) { return algorithm != "eager"; });
-    return name ? std::string(*name) : std::string("(none)");
+    return preferred(table, CollectiveKind::broadcast, BackendKind::mpi, bytes, ranks);
   };
   EXPECT_EQ(at(1 * KiB, 4), "binomial");
   EXPECT_EQ(at(1 * MiB, 2), "binomial");
@@ -61,11 +59,7 @@ TEST(SelectionTable, BroadcastOnMpiIsOpenMpisOwnFromThreeRanks) {
 
 TEST(SelectionTable, RowsAnswerByRanks) {
   const auto table = SelectionTable::measured_defaults();
-  auto at = [&](int ranks) {
-    auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB, ranks,
-                                      [](std::string_view algorithm) { return algorithm != "eager"; });
-    return name ? std::string(*name) : std::string("(none)");
-  };
+  auto at = [&](int ranks) { return preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB, ranks); };
   EXPECT_EQ(at(2), "native");
   EXPECT_EQ(at(4), "recursive_doubling");
 }
@@ -73,9 +67,7 @@ TEST(SelectionTable, RowsAnswerByRanks) {
 TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
-    auto name = table.first_preferred(CollectiveKind::all_reduce, backend, bytes, ranks,
-                                      [](std::string_view algorithm) { return algorithm != "eager"; });
-    return name ? std::string(*name) : std::string("(none)");
+    return preferred(table, CollectiveKind::all_reduce, backend, bytes, ranks);
   };
   EXPECT_EQ(at(BackendKind::ucx, 64 * KiB, 4), "recursive_doubling");
   EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 4), "rabenseifner");
@@ -90,9 +82,7 @@ TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
 TEST(SelectionTable, MpiReduceScatterHalvesFromFourRanksBelowTheShmRow) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](std::size_t bytes, int ranks) {
-    auto name = table.first_preferred(CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks,
-                                      [](std::string_view algorithm) { return algorithm != "eager"; });
-    return name ? std::string(*name) : std::string("(none)");
+    return preferred(table, CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks);
   };
   EXPECT_EQ(at(256 * KiB, 4), "recursive_halving");
   EXPECT_EQ(at(256 * KiB, 2), "ring");
