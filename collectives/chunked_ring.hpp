@@ -36,7 +36,7 @@ class ChunkedRingState : public WorkState {
                    int first_tag);
 
   /// Posts step `step` of `chunk` on tag `tag`: add its send and receive to `works`.
-  virtual void post(int chunk, int step, int tag, std::vector<Work>& works) = 0;
+  virtual void post(int chunk, int step, int tag, WorkList& works) = 0;
   /// Step `step` of `chunk` has completed: its received data is in place.
   virtual void received(int /*chunk*/, int /*step*/) {}
   /// Every chunk has completed every step.
@@ -50,7 +50,7 @@ class ChunkedRingState : public WorkState {
  private:
   struct Chunk {
     int step = 0;
-    std::vector<Work> works;
+    WorkList works;
   };
   std::string_view what_;
   int first_tag_;

@@ -79,7 +79,7 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   auto start_batch = [&comm, input, output, plan = std::move(plan), rank, size, tag, label, memory](int batch) {
     const int first = 1 + batch * kWindow;
     const int last = std::min(size - 1, (batch + 1) * kWindow);
-    std::vector<Work> works;
+    WorkList works;
     works.reserve(2 * static_cast<std::size_t>(last - first + 1));
     for (int step = first; step <= last; ++step) {
       const int to = pairwise_send_peer(rank, size, step);
@@ -115,7 +115,7 @@ std::shared_ptr<WorkState> start_swaps(CommunicatorImpl& comm, void* data, std::
   const int tag = comm.reserve_internal_tags(1);
   return make_recycled<ScheduleWorkState>(
       batches, [&comm, data, block, outgoing, rank, size, rounds, tag, label, memory](int batch) {
-        std::vector<Work> works;
+        WorkList works;
         works.reserve(2 * static_cast<std::size_t>(kSwapWindow));
         for (int round = batch * kSwapWindow; round < rounds && round < (batch + 1) * kSwapWindow; ++round) {
           const int peer = swap_peer(rank, size, round);

@@ -52,7 +52,7 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
                     args.op, memory);
         context->pending = {};
       }
-      std::vector<Work> works;
+      WorkList works;
       if (step < rounds) {
         const auto round = halving_round(rank, size, step);
         const Block kept = blocks_of(count, size, round.kept_first, round.span);

@@ -58,7 +58,7 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
         context->pending_peer = -1;
       };
       reduce_pending();
-      std::vector<Work> works;
+      WorkList works;
       const bool extra = rank >= group;
       const bool has_extra_partner = rank + group < size;
       if (step == 0) {
@@ -108,7 +108,7 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
       const void* sent = send_from_input
                              ? args.input.data
                              : byte_offset(args.output.data, doubling_group_first(rank, round) * block_bytes);
-      std::vector<Work> works;
+      WorkList works;
       works.reserve(2);
       works.push_back(recv_bytes(comm, byte_offset(args.output.data, doubling_group_first(peer, round) * block_bytes),
                                  bytes, peer, tag, args.label, args.output.memory));
@@ -159,7 +159,7 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
                     context->pending_blocks * count, args.output.type, args.op, memory);
         context->pending_blocks = 0;
       }
-      std::vector<Work> works;
+      WorkList works;
       if (step == rounds) {
         copy_bytes(args.output.data, context->accumulated.get() + rank * block_bytes, block_bytes, memory);
         if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size, memory);

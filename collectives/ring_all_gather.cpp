@@ -30,7 +30,7 @@ class RingAllGatherState final : public ChunkedRingState {
     return {data_ + (blocks_[block].offset + range.offset) * element_bytes_, range.count * element_bytes_};
   }
 
-  void post(int chunk, int step, int tag, std::vector<Work>& works) override {
+  void post(int chunk, int step, int tag, WorkList& works) override {
     const int rank = comm_.rank();
     const int size = comm_.size();
     const int send_block = ring_all_gather_send_block(rank, size, step);

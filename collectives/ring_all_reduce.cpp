@@ -24,7 +24,7 @@ class RingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
     // progress of this operation, when other operations may have reserved tags since.
     const int first_tag = comm.reserve_internal_tags(2 * ring_max_chunks());
     return make_recycled<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
-      std::vector<Work> works;
+      WorkList works;
       if (step == 0) {
         works.emplace_back(
             start_ring_reduce_scatter(comm, args.input, my_block, blocks, args.op, args.label, first_tag), timeout);

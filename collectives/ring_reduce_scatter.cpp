@@ -36,7 +36,7 @@ class RingReduceScatterState final : public ChunkedRingState {
   }
   std::byte* slot(int chunk, int step) { return slots_.get() + (2 * chunk + step % 2) * slot_bytes_; }
 
-  void post(int chunk, int step, int tag, std::vector<Work>& works) override {
+  void post(int chunk, int step, int tag, WorkList& works) override {
     const int rank = comm_.rank();
     const int size = comm_.size();
     const auto outgoing = chunk_range(ring_reduce_scatter_send_block(rank, size, step), chunk);

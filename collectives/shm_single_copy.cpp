@@ -92,7 +92,7 @@ class SingleCopySchedule {
     return make_recycled<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
                                               falls_back_anyway, eager_exchange = std::move(eager_exchange),
                                               exchange_eagerly, copy = std::move(copy), hand_over](int step) {
-      std::vector<Work> works;
+      WorkList works;
       const int rank = comm.rank();
       if (step == 0) {
         works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a takeover

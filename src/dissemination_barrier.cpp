@@ -24,7 +24,7 @@ std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, O
   const auto timeout = comm.timeout();
   return make_recycled<ScheduleWorkState>(
       dissemination_rounds(size), [=](int round) {
-        std::vector<Work> works;
+        WorkList works;
         works.emplace_back(backend->irecv({}, dissemination_recv_peer(rank, size, round), tag, Lane::internal, label, {}),
                            timeout);
         works.emplace_back(backend->isend({}, dissemination_send_peer(rank, size, round), tag, Lane::internal, label, {}),

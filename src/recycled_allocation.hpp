@@ -101,6 +101,42 @@ struct RecyclingAllocator {
   }
 };
 
+/// An allocator for the short lists made on every call (the works of a collective's step): a
+/// list of up to `Capacity` elements takes one block of that capacity from RecycledBlocks, a
+/// longer one comes from the heap. std::vector gives back each array with the count it asked
+/// for, so the two kinds never mix.
+template <typename T, std::size_t Capacity>
+struct ShortListAllocator {
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = ShortListAllocator<U, Capacity>;
+  };
+
+  ShortListAllocator() noexcept = default;
+  template <typename U>
+  ShortListAllocator(const ShortListAllocator<U, Capacity>& /*other*/) noexcept {}  // NOLINT: rebinding
+
+  [[nodiscard]] T* allocate(std::size_t count) {
+    if (count > Capacity) return std::allocator<T>{}.allocate(count);
+    return static_cast<T*>(RecycledBlocks<Block>::take());
+  }
+  void deallocate(T* pointer, std::size_t count) noexcept {
+    if (count > Capacity) return std::allocator<T>{}.deallocate(pointer, count);
+    RecycledBlocks<Block>::give(pointer);
+  }
+
+  template <typename U>
+  bool operator==(const ShortListAllocator<U, Capacity>& /*other*/) const noexcept {
+    return true;
+  }
+
+ private:
+  struct Block {
+    alignas(T) std::byte bytes[sizeof(T) * Capacity];
+  };
+};
+
 /// A shared T made from `arguments` with its memory from RecycledBlocks, for objects made on
 /// every call (a send's or receive's operation, a collective's schedule or state).
 template <typename T, typename... Arguments>

@@ -16,7 +16,7 @@ std::vector<std::byte> exchange_all_gather(CommunicatorImpl& comm, std::span<con
   std::vector<std::byte> all(bytes * size);
   std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(bytes * rank));
   const int tag = comm.next_internal_tag();
-  std::vector<Work> sends;
+  WorkList sends;
   std::vector<std::pair<int, Work>> receives;  // (from, its receive)
   for (int step = 1; step < size; ++step) {
     const int to = (rank + step) % size;

@@ -146,7 +146,7 @@ void GroupWorkState::wait_until(Clock::time_point deadline) {
   }
 }
 
-ScheduleWorkState::ScheduleWorkState(int steps, std::function<std::vector<Work>(int)> start_step)
+ScheduleWorkState::ScheduleWorkState(int steps, std::function<WorkList(int)> start_step)
     : steps_(steps), start_step_(std::move(start_step)) {
   advance_while_complete();
 }
@@ -170,7 +170,7 @@ bool ScheduleWorkState::test() { return advance_while_complete(); }
 
 namespace {
 
-bool sleep_on_first(const std::vector<Work>& works, Clock::time_point until) {
+bool sleep_on_first(const WorkList& works, Clock::time_point until) {
   for (const auto& work : works) {
     if (work.state() != nullptr) return work.state()->sleep_until_event(until);
   }

@@ -6,10 +6,14 @@
 #include <vector>
 
 #include "meshcomm/work.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
 using Clock = std::chrono::steady_clock;
+
+/// The works of one step or group: a list of up to 16 costs no malloc (recycled_allocation.hpp).
+using WorkList = std::vector<Work, ShortListAllocator<Work, 16>>;
 
 /// The progress and completion of one started operation, shared by its `Work` and its engine.
 class WorkState {
@@ -31,14 +35,14 @@ class WorkState {
 /// Completes when every one of its parts has; fails with the first part that fails.
 class GroupWorkState final : public WorkState {
  public:
-  explicit GroupWorkState(std::vector<Work> parts) : parts_(std::move(parts)) {}
+  explicit GroupWorkState(WorkList parts) : parts_(std::move(parts)) {}
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// Sleeps on the first part's engine (the parts of a group share one).
   bool sleep_until_event(Clock::time_point until) override;
 
  private:
-  std::vector<Work> parts_;
+  WorkList parts_;
 };
 
 /// A sequence of steps: each step starts a set of works, and the next step starts once they are
@@ -46,7 +50,7 @@ class GroupWorkState final : public WorkState {
 class ScheduleWorkState final : public WorkState {
  public:
   /// `start_step(i)` starts step i of `steps` and returns its works.
-  ScheduleWorkState(int steps, std::function<std::vector<Work>(int)> start_step);
+  ScheduleWorkState(int steps, std::function<WorkList(int)> start_step);
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// Sleeps on the current step's engine.
@@ -56,8 +60,8 @@ class ScheduleWorkState final : public WorkState {
   bool advance_while_complete();
   int steps_;
   int next_step_ = 0;
-  std::function<std::vector<Work>(int)> start_step_;
-  std::vector<Work> current_;
+  std::function<WorkList(int)> start_step_;
+  WorkList current_;
 };
 
 /// Tells the waits on this thread that an engine just moved something (a fragment of a large

@@ -60,7 +60,7 @@ class DeviceHaloIpc final : public HaloIpc {
       // Each sender tells each receiver where its message starts in the sender's outbox.
       std::vector<std::uint64_t> told(directions[d].out.size());
       std::vector<std::uint64_t> heard(directions[d].in.size());
-      std::vector<Work> works;
+      WorkList works;
       for (std::size_t i = 0; i < directions[d].in.size(); ++i) {
         const auto& message = directions[d].in[i];
         works.push_back(recv_bytes(comm, &heard[i], sizeof heard[i], message.peer,
@@ -126,7 +126,7 @@ class DeviceHaloIpc final : public HaloIpc {
     }
     // The senders' outboxes are packed (or will be, in their streams' order).
     std::vector<std::int64_t> ready_heard(side.senders.size(), -1);
-    std::vector<Work> ready_in;
+    WorkList ready_in;
     for (std::size_t i = 0; i < side.senders.size(); ++i) {
       ready_in.push_back(recv_bytes(comm_, &ready_heard[i], sizeof ready_heard[i], side.senders[i], tag, label,
                                     MemoryKind::host));
@@ -174,8 +174,8 @@ class DeviceHaloIpc final : public HaloIpc {
     std::int64_t ready_payload = 0;  // signal payloads: they must outlive their messages
     std::int64_t pulled_payload = 0;
     std::vector<std::int64_t> pulled_heard;
-    std::vector<Work> pulled_pending;  // the receivers' "pulled" of the last exchange
-    std::vector<Work> sends_pending;
+    WorkList pulled_pending;  // the receivers' "pulled" of the last exchange
+    WorkList sends_pending;
   };
 
   static void wait_event(cudaStream_t queue, cudaEvent_t event) {

@@ -119,7 +119,7 @@ class HaloPlanImpl {
         2, [self, &direction, base, packed_out, packed_in, scratch, adjoint, label, first_tag](int step) {
           if (step == 0) return self->post(direction, base, packed_out, packed_in, adjoint, label, first_tag);
           self->finish(direction, base, packed_in, adjoint);
-          return std::vector<Work>{};
+          return WorkList{};
         }));
   }
 
@@ -291,7 +291,7 @@ class HaloPlanImpl {
                                        std::move(consume));
     return comm_.make_work(make_recycled<ScheduleWorkState>(
         2, [self, exchange = std::move(exchange), inbox, adjoint](int step) {
-          std::vector<Work> works;
+          WorkList works;
           if (step == 0) {
             works.push_back(self->comm_.make_work(exchange));
           } else {
@@ -319,11 +319,11 @@ class HaloPlanImpl {
   }
 
   /// Step 0: local rows, packing, and the transfers.
-  std::vector<Work> post(HaloDirection& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
+  WorkList post(HaloDirection& direction, std::byte* base, std::byte* packed_out, std::byte* packed_in,
                          bool adjoint, OperationLabel label, int first_tag) {
     copy_local(base, adjoint);
     direction.pack.copy(packed_out, format_.row_bytes, base, format_.stride_bytes, format_.row_bytes);
-    std::vector<Work> works;
+    WorkList works;
     if (strategy_ == HaloStrategy::p2p) {
       for (std::size_t i = 0; i < direction.in.size(); ++i) {
         const auto& message = *direction.in[i];

@@ -34,9 +34,9 @@ struct RmaExchange {
 };
 
 
-std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
+WorkList give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
                                         OperationLabel label) {
-  std::vector<Work> works;
+  WorkList works;
   for (std::size_t i = 0; i < exchange.in.size(); ++i) {
     const auto& message = exchange.in[i];
     auto& credit = exchange.given[i];
@@ -52,8 +52,8 @@ std::vector<Work> give_and_take_credits(CommunicatorImpl& comm, RmaExchange& exc
   return works;
 }
 
-std::vector<Work> put_messages(CommunicatorImpl& comm, const RmaExchange& exchange, OperationLabel label) {
-  std::vector<Work> works;
+WorkList put_messages(CommunicatorImpl& comm, const RmaExchange& exchange, OperationLabel label) {
+  WorkList works;
   for (std::size_t i = 0; i < exchange.out.size(); ++i) {
     const auto& message = exchange.out[i];
     const auto& credit = exchange.received[i];
@@ -72,8 +72,8 @@ std::vector<Work> put_messages(CommunicatorImpl& comm, const RmaExchange& exchan
   return works;
 }
 
-std::vector<Work> notify(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag, OperationLabel label) {
-  std::vector<Work> works;
+WorkList notify(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag, OperationLabel label) {
+  WorkList works;
   for (std::size_t i = 0; i < exchange.out.size(); ++i) {
     const auto& message = exchange.out[i];
     exchange.notifications[i] = {.bytes = message.bytes,
@@ -92,7 +92,7 @@ std::vector<Work> notify(CommunicatorImpl& comm, RmaExchange& exchange, int firs
 
 /// Consumes the arrived rows, then tells the senders of offered rows that they may reuse them
 /// (and waits to hear the same from the receivers of this rank's offered rows).
-std::vector<Work> consume_and_release(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
+WorkList consume_and_release(CommunicatorImpl& comm, RmaExchange& exchange, int first_tag,
                                       OperationLabel label) {
   std::vector<RmaArrival> arrivals;
   for (const auto& notification : exchange.notified) {
@@ -100,7 +100,7 @@ std::vector<Work> consume_and_release(CommunicatorImpl& comm, RmaExchange& excha
     arrivals.push_back({!notification.where.empty(), offered.handle, offered.offset});
   }
   exchange.consume(arrivals);
-  std::vector<Work> works;
+  WorkList works;
   for (std::size_t i = 0; i < exchange.in.size(); ++i) {
     if (!arrivals[i].pulled) continue;
     works.push_back(send_bytes(comm, &exchange.done, sizeof exchange.done, exchange.in[i].peer,

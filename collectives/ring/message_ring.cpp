@@ -33,7 +33,7 @@ class MessageRing final : public RingTransport {
   Work start(OperationLabel label, StreamRef stream) override {
     comm_.order_after_stream(memory_, stream);
     const int tag = comm_.reserve_internal_tags(1);
-    std::vector<Work> parts;
+    WorkList parts;
     parts.push_back(recv_bytes(comm_, buffers_[1 - current_].get(), bytes_, peers_.receive, tag, label, memory_));
     parts.push_back(send_bytes(comm_, buffers_[current_].get(), bytes_, peers_.send, tag, label, memory_));
     std::shared_ptr<WorkState> transfer = std::make_shared<GroupWorkState>(std::move(parts));

@@ -1,7 +1,8 @@
 // Recycled blocks: a block given back is the next one taken on that thread, a shelf keeps at most
 // kBlocks, blocks given back on another thread stay usable there, and shared objects made through
-// RecyclingAllocator are built, reused and destroyed like make_shared's (the sanitized build
-// checks that nothing leaks or is used after it is freed).
+// RecyclingAllocator are built, reused and destroyed like make_shared's, and lists made through
+// ShortListAllocator reuse one block while short and keep their elements as they outgrow it (the
+// sanitized build checks that nothing leaks or is used after it is freed).
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,34 @@ TEST(RecyclingAllocator, ObjectsMadeOnManyThreadsAreAllReleased) {
     ASSERT_EQ(made[static_cast<std::size_t>(index)]->at(9), index);
   }
   made.clear();  // all given back on this thread: 32 kept, the rest freed
+}
+
+using ShortStrings = std::vector<std::string, ShortListAllocator<std::string, 4>>;
+
+TEST(ShortListAllocator, AShortListReusesTheBlockOfTheLastOne) {
+  const std::string* first_address = nullptr;
+  {
+    ShortStrings first;
+    first.reserve(2);
+    first.emplace_back(100, 'a');
+    first_address = first.data();
+  }
+  ShortStrings second;
+  second.reserve(3);  // any count up to the capacity takes a block of the capacity
+  EXPECT_EQ(second.data(), first_address);
+}
+
+TEST(ShortListAllocator, AListKeepsItsElementsAsItOutgrowsTheBlock) {
+  ShortStrings list;
+  list.reserve(1);
+  for (int index = 0; index < 40; ++index) list.push_back(std::string(50, static_cast<char>('a' + index % 26)));
+  ASSERT_EQ(list.size(), 40U);
+  for (int index = 0; index < 40; ++index) {
+    EXPECT_EQ(list[static_cast<std::size_t>(index)], std::string(50, static_cast<char>('a' + index % 26)));
+  }
+  list.resize(2);
+  list.shrink_to_fit();  // back into a short block: the long array goes back to the heap
+  EXPECT_EQ(list[1], std::string(50, 'b'));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ TEST(ScheduleWork, TestPollsEveryWorkOfTheStepPastAnIncompleteOne) {
   int started_steps = 0;
   auto schedule = std::make_shared<ScheduleWorkState>(2, [&](int step) {
     ++started_steps;
-    std::vector<Work> works;
+    WorkList works;
     if (step == 0) {
       works.push_back(work_of(send));
       works.push_back(work_of(receive));
@@ -63,7 +63,7 @@ TEST(ScheduleWork, TestPollsEveryWorkOfTheStepPastAnIncompleteOne) {
 TEST(GroupWork, TestPollsEveryPartPastAnIncompleteOne) {
   auto first = std::make_shared<CountedTransfer>(2);
   auto second = std::make_shared<CountedTransfer>(2);
-  std::vector<Work> parts;
+  WorkList parts;
   parts.push_back(work_of(first));
   parts.push_back(work_of(second));
   Work work(std::make_shared<GroupWorkState>(std::move(parts)), kTimeout);
