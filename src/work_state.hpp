@@ -72,6 +72,10 @@ void note_progress() noexcept;
 /// How often note_progress was called on this thread.
 std::uint64_t progress_notes_on_this_thread() noexcept;
 
+/// How many times Work::wait tests its operation before it reads the clock for a deadline and
+/// waits with poll_until: fewer than poll_until's polls before it first yields the core.
+inline constexpr int kPollsBeforeDeadline = 32;
+
 /// Waits a little before polling again: a bare spin for the first polls (a message between
 /// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
 /// so that oversubscribed ranks still progress. `spins` counts the polls so far.
