@@ -170,7 +170,15 @@ void EagerMailbox::publish(Pending& pending) noexcept {
   std::memcpy(mine + kRecordAt, &pending.record, kRecordCoreBytes);
   if (has_site(pending.record)) std::memcpy(mine + kSiteAt, pending.record.site.data(), sizeof pending.record.site);
   std::byte* payload = payload_at(mine, published_bytes(args));
-  if (args.kind != CollectiveKind::broadcast) {
+  if (args.kind == CollectiveKind::all_to_all) {
+    // Each peer reads only its own block: this rank's block stays out of the slot (a copy of
+    // 1/size of the input less), and finish() takes it from the input.
+    const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
+    const std::size_t own = static_cast<std::size_t>(rank_) * block;
+    const auto* input = static_cast<const std::byte*>(args.input.data);
+    std::memcpy(payload, input, own);
+    std::memcpy(payload + own + block, input + own + block, args.input.bytes() - own - block);
+  } else if (args.kind != CollectiveKind::broadcast) {
     std::memcpy(payload, args.input.data, args.input.bytes());
   } else if (args.root == rank_) {
     std::memcpy(payload, args.output.data, args.output.bytes());
@@ -240,7 +248,9 @@ void EagerMailbox::finish(const Pending& pending) {
       for (int rank = 0; rank < size_; ++rank) {
         if (rank != rank_) std::memcpy(output + rank * block, payload(rank) + rank_ * block, block);
       }
-      if (!args.in_place) std::memcpy(output + rank_ * block, payload(rank_) + rank_ * block, block);
+      if (!args.in_place) {
+        std::memcpy(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block);
+      }
       break;
     }
     case CollectiveKind::all_reduce:
