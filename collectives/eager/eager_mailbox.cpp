@@ -133,6 +133,12 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) noexcept {
   return std::numeric_limits<std::size_t>::max();
 }
 
+bool EagerMailbox::own_block_unpublished(const CollectiveArgs& args) noexcept {
+  // A reduce-scatter in place writes its output over its own block while it still reduces the
+  // peers' blocks into it, so there the slot keeps the block.
+  return args.kind == CollectiveKind::all_to_all || (args.kind == CollectiveKind::reduce_scatter && !args.in_place);
+}
+
 std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
   return bases_[rank] + kCacheLine + static_cast<std::size_t>(op % kSlots) * kSlotStride;
 }
@@ -170,9 +176,9 @@ void EagerMailbox::publish(Pending& pending) noexcept {
   std::memcpy(mine + kRecordAt, &pending.record, kRecordCoreBytes);
   if (has_site(pending.record)) std::memcpy(mine + kSiteAt, pending.record.site.data(), sizeof pending.record.site);
   std::byte* payload = payload_at(mine, published_bytes(args));
-  if (args.kind == CollectiveKind::all_to_all) {
-    // Each peer reads only its own block: this rank's block stays out of the slot (a copy of
-    // 1/size of the input less), and finish() takes it from the input.
+  if (own_block_unpublished(args)) {
+    // Each peer reads only its own block of this input: this rank's block stays out of the slot
+    // (a copy of 1/size of the input less), and finish() takes it from the input.
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
     const std::size_t own = static_cast<std::size_t>(rank_) * block;
     const auto* input = static_cast<const std::byte*>(args.input.data);
@@ -258,9 +264,14 @@ void EagerMailbox::finish(const Pending& pending) {
       // In rank order on every rank, so that all of them get the same bits.
       const std::size_t count = args.output.count;
       const std::size_t at = args.kind == CollectiveKind::reduce_scatter ? rank_ * count * element : 0;
-      reduce_pair(output, payload(0) + at, payload(1) + at, count, args.output.type, args.op);
+      const bool own_from_input = own_block_unpublished(args);
+      auto contribution = [&](int rank) {
+        return rank == rank_ && own_from_input ? static_cast<const std::byte*>(args.input.data) + at
+                                               : payload(rank) + at;
+      };
+      reduce_pair(output, contribution(0), contribution(1), count, args.output.type, args.op);
       for (int rank = 2; rank < size_; ++rank) {
-        reduce_into(output, payload(rank) + at, count, args.output.type, args.op);
+        reduce_into(output, contribution(rank), count, args.output.type, args.op);
       }
       if (args.op == ReduceOp::avg) divide_for_average(output, count, args.output.type, size_);
       break;

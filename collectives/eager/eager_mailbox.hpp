@@ -87,6 +87,9 @@ class EagerMailbox {
     std::shared_ptr<const void> buffers;
     bool published = false;
   };
+  /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
+  /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
+  [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
   [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
