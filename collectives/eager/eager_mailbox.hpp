@@ -1,10 +1,10 @@
 #pragma once
 
 // The eager path for small collectives between processes (or threads) on one host: each rank
-// publishes its whole input (an all-to-all all but its own block) into a slot of shared memory
-// that every peer maps, and every rank computes its own output from the peers' slots. No
-// messages, no engine round trips: a call whose peers have already arrived completes inside the
-// call.
+// publishes its whole input (an all-to-all, and a reduce-scatter out of place, all but its own
+// block, which no peer reads) into a slot of shared memory that every peer maps, and every rank
+// computes its own output from the peers' slots. No messages, no engine round trips: a call
+// whose peers have already arrived completes inside the call.
 //
 // Each rank owns one segment: a `finished` counter and kSlots slots, each a sequence word, the
 // call's record (CallRecord: a rank whose call differs from a peer's fails naming both) and
