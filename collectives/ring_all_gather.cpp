@@ -14,7 +14,7 @@ namespace {
 class RingAllGatherState final : public ChunkedRingState {
  public:
   /// `own_input`: where this rank's block is read from for sending (null: from `data` itself).
-  RingAllGatherState(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks, int chunks,
+  RingAllGatherState(CommunicatorImpl& comm, BufferView data, BlockList blocks, int chunks,
                      OperationLabel label, int first_tag, const void* own_input)
       : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring all_gather", first_tag),
         data_(static_cast<std::byte*>(data.data)),
@@ -48,7 +48,7 @@ class RingAllGatherState final : public ChunkedRingState {
   const std::byte* own_input_;
   std::size_t element_bytes_;
   MemoryKind memory_;
-  std::vector<Block> blocks_;
+  BlockList blocks_;
 };
 
 class RingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
@@ -66,21 +66,23 @@ class RingAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
 
 }  // namespace
 
-std::vector<Block> equal_blocks(std::size_t count, int size) {
-  std::vector<Block> blocks;
+BlockList equal_blocks(std::size_t count, int size) {
+  BlockList blocks;
+  blocks.reserve(static_cast<std::size_t>(size));
   for (int block = 0; block < size; ++block) blocks.push_back({block * count, count});
   return blocks;
 }
 
-std::vector<Block> nearly_equal_blocks(std::size_t total, int size) {
-  std::vector<Block> blocks;
+BlockList nearly_equal_blocks(std::size_t total, int size) {
+  BlockList blocks;
+  blocks.reserve(static_cast<std::size_t>(size));
   for (int block = 0; block < size; ++block) blocks.push_back(block_of(total, size, block));
   return blocks;
 }
 
 namespace {
 
-std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
+std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, BlockList blocks,
                                       OperationLabel label, int first_tag, const void* own_input) {
   std::size_t largest = 0;
   for (const auto& block : blocks) largest = std::max(largest, block.count * size_of(data.type));
@@ -95,7 +97,7 @@ std::shared_ptr<WorkState> start_ring(CommunicatorImpl& comm, BufferView data, s
 
 }  // namespace
 
-std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, std::vector<Block> blocks,
+std::shared_ptr<WorkState> start_ring_all_gather(CommunicatorImpl& comm, BufferView data, BlockList blocks,
                                                  OperationLabel label, int first_tag) {
   return start_ring(comm, data, std::move(blocks), label, first_tag, nullptr);
 }

@@ -15,7 +15,7 @@ namespace {
 /// of step s-1 leaves from the other.
 class RingReduceScatterState final : public ChunkedRingState {
  public:
-  RingReduceScatterState(CommunicatorImpl& comm, ConstBufferView input, void* output, std::vector<Block> blocks,
+  RingReduceScatterState(CommunicatorImpl& comm, ConstBufferView input, void* output, BlockList blocks,
                          ReduceOp op, int chunks, OperationLabel label, int first_tag)
       : ChunkedRingState(comm, chunks, comm.size() - 1, label, "ring reduce_scatter", first_tag),
         input_(static_cast<const std::byte*>(input.data)),
@@ -71,7 +71,7 @@ class RingReduceScatterState final : public ChunkedRingState {
   std::size_t element_bytes_;
   ReduceOp op_;
   MemoryKind memory_;
-  std::vector<Block> blocks_;
+  BlockList blocks_;
   std::size_t slot_bytes_ = 0;
   std::shared_ptr<std::byte[]> slots_;
 };
@@ -93,7 +93,7 @@ class RingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatte
 }  // namespace
 
 std::shared_ptr<WorkState> start_ring_reduce_scatter(CommunicatorImpl& comm, ConstBufferView input, void* output,
-                                                     std::vector<Block> blocks, ReduceOp op, OperationLabel label,
+                                                     BlockList blocks, ReduceOp op, OperationLabel label,
                                                      int first_tag) {
   if (comm.size() == 1) {
     const std::size_t bytes = blocks[0].count * size_of(input.type);
