@@ -14,7 +14,6 @@
 // descriptors.
 
 #include <cstring>
-#include <functional>
 #include <string>
 
 #include "algorithm.hpp"
@@ -45,8 +44,11 @@ RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t 
   return descriptor;
 }
 
+/// Every rank's descriptor, in rank order: up to 16 ranks cost no malloc (recycled_allocation.hpp).
+using Descriptors = std::vector<RegionDescriptor, ShortListAllocator<RegionDescriptor, 16>>;
+
 /// The in-place all-gather of every rank's descriptor into `descriptors`, for the eager slots.
-CollectiveArgs descriptor_exchange(std::vector<RegionDescriptor>& descriptors, int rank, OperationLabel label) {
+CollectiveArgs descriptor_exchange(Descriptors& descriptors, int rank, OperationLabel label) {
   const std::size_t bytes = sizeof(RegionDescriptor);
   return {.kind = CollectiveKind::all_gather,
           .input = {&descriptors[static_cast<std::size_t>(rank)], bytes, DataType::u8, MemoryKind::host},
@@ -62,15 +64,15 @@ class SingleCopySchedule {
   /// `copy(peer_inputs)` does this rank's local work given each rank's input address; `self`,
   /// the algorithm calling, is the one the call is handed over from: its successor is chosen,
   /// and its tags reserved, as the operation starts (tags must be reserved in issue order on
-  /// every rank).
-  using Copy = std::function<void(const std::vector<const std::byte*>&)>;
-
+  /// every rank). `Copy` is a callable of `const std::vector<const std::byte*>&`, kept only
+  /// where the copy may happen (a rank whose own input is shared).
+  template <class Copy>
   static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, const Algorithm& self,
                                           Copy copy) {
     const int size = comm.size();
     const void* input = args.input.data;
     const auto label = args.label;
-    auto descriptors = std::make_shared<std::vector<RegionDescriptor>>(static_cast<std::size_t>(size));
+    auto descriptors = make_recycled<Descriptors>(static_cast<std::size_t>(size));
     (*descriptors)[comm.rank()] = describe(comm, input, args.input.bytes());
     // The eager exchange starts now, as the call is made, like every eager operation; the ranks
     // compare this call's record in it, so ones that disagree about the call fail alike.
@@ -89,6 +91,15 @@ class SingleCopySchedule {
     // A rank whose own input is not shared knows the outcome already: it tells the others and
     // hands the call over at once, without waiting to hear from them.
     const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
+    if (falls_back_anyway && exchange_eagerly) {
+      // The common case of buffers a trainer already has: the eager exchange (which keeps the
+      // descriptors) and the takeover side by side, with no schedule around them.
+      WorkList works;
+      if (eager_exchange) works.emplace_back(std::move(eager_exchange), timeout);
+      if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
+      if (works.empty()) return nullptr;
+      return make_recycled<GroupWorkState>(std::move(works));
+    }
     return make_recycled<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
                                               falls_back_anyway, eager_exchange = std::move(eager_exchange),
                                               exchange_eagerly, copy = std::move(copy), hand_over](int step) {
