@@ -29,8 +29,8 @@ SelectionTable SelectionTable::measured_defaults() {
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);
   // - from 512 KiB the shm single-copy path wins 2-3x when buffers come from allocate_shared,
-  //   and costs 1-2% at 512 KiB-1 MiB when they do not (its descriptor exchange through the
-  //   eager slots, 0.5-1.3 us over the ring alone);
+  //   and costs 1-3% at 512 KiB-1 MiB when they do not (its descriptor exchange through the
+  //   eager slots: 1.3-2.1 us over the ring alone at two ranks, 1 MiB in place);
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
   // - all-reduce on user buffers against the faster of MPI_Allreduce and MPI_Iallreduce:
   //   recursive doubling up to 64 KiB, the ring from 128 KiB (recursive doubling there is
