@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <span>
 
 #include <fmt/format.h>
@@ -303,7 +304,7 @@ void EagerMailbox::progress() {
 
 std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& record,
                                  std::shared_ptr<const void> buffers) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard hold(lock_);
   const std::int64_t op = issued_++;
   Pending pending{.op = op, .args = args, .record = record, .buffers = std::move(buffers)};
   if (pending_.empty() && slot_free(op)) {
@@ -321,7 +322,7 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
 }
 
 bool EagerMailbox::finished(std::int64_t op) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard hold(lock_);
   if (finished_ <= op) progress();
   if (auto failure = failures_.find(op); failure != failures_.end()) {
     Error error = failure->second;
@@ -332,7 +333,7 @@ bool EagerMailbox::finished(std::int64_t op) {
 }
 
 std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard hold(lock_);
   std::vector<int> ranks;
   for (const auto& pending : pending_) {
     if (pending.op > op) break;
