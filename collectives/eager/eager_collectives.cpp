@@ -15,26 +15,47 @@ namespace meshcomm::detail {
 namespace {
 
 /// One eager operation not finished inside its call: finished by testing it (or any later one).
+/// Its failure makes the communicator fatal itself, so that the call needs no wrapper (and its
+/// allocation) that does.
 class EagerWorkState final : public WorkState {
  public:
   EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, std::int64_t op, CollectiveKind kind,
                  OperationLabel label)
       : comm_(comm), mailbox_(std::move(mailbox)), op_(op), kind_(kind), label_(label) {}
 
-  bool test() override { return mailbox_->finished(op_); }
-
-  void wait_until(Clock::time_point deadline) override {
-    if (poll_until([this] { return test(); }, deadline)) return;
-    const auto ranks = mailbox_->waiting_for(op_);
-    throw Error(ErrorCode::timeout,
-                fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
-                            "before it on this communicator; every rank must make the same collective calls in the "
-                            "same order",
-                            to_string(kind_), fmt::join(ranks, ", ")),
-                comm_.context(label_, ranks.empty() ? -1 : ranks.front()));
+  bool test() override {
+    try {
+      return mailbox_->finished(op_);
+    } catch (const Error& error) {
+      fail_communicator(error);
+      throw;
+    }
   }
 
+  void wait_until(Clock::time_point deadline) override {
+    try {
+      if (poll_until([this] { return mailbox_->finished(op_); }, deadline)) return;
+    } catch (const Error& error) {
+      fail_communicator(error);
+      throw;
+    }
+    const auto ranks = mailbox_->waiting_for(op_);
+    Error timeout(ErrorCode::timeout,
+                  fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
+                              "before it on this communicator; every rank must make the same collective calls in "
+                              "the same order",
+                              to_string(kind_), fmt::join(ranks, ", ")),
+                  comm_.context(label_, ranks.empty() ? -1 : ranks.front()));
+    fail_communicator(timeout);
+    throw timeout;
+  }
+
+  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
+
  private:
+  /// A collective that failed part-way leaves the ranks out of step (docs/errors.md).
+  void fail_communicator(const Error& error) { comm_.backend().fatal_state()->set(error); }
+
   CommunicatorImpl& comm_;
   std::shared_ptr<EagerMailbox> mailbox_;
   std::int64_t op_;

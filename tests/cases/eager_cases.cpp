@@ -79,6 +79,11 @@ void check_eager_timeout_names_a_missing_rank(Communicator& world) {
       EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
       EXPECT_GE(error.context().peer, 1) << error.what();
       EXPECT_NE(std::string(error.what()).find("eager all_gather"), std::string::npos) << error.what();
+      // A collective that failed part-way leaves the ranks out of step: the communicator is fatal.
+      const auto after = expect_error([&] {
+        comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"}).wait();
+      });
+      EXPECT_EQ(after.code(), ErrorCode::aborted) << after.what();
     }
     world.barrier();
   }
