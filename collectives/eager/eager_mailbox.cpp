@@ -161,21 +161,22 @@ bool EagerMailbox::arrived(int rank, std::int64_t op) const noexcept {
   return static_cast<std::int64_t>(load_acquire(slot(rank, op))) == op + 1;
 }
 
-bool EagerMailbox::all_arrived(const Pending& pending) const noexcept {
-  if (pending.args.kind == CollectiveKind::broadcast) {
-    return pending.args.root == rank_ || arrived(pending.args.root, pending.op);
+bool EagerMailbox::all_arrived(const Operation& operation) const noexcept {
+  if (operation.args.kind == CollectiveKind::broadcast) {
+    return operation.args.root == rank_ || arrived(operation.args.root, operation.op);
   }
   for (int rank = 0; rank < size_; ++rank) {
-    if (rank != rank_ && !arrived(rank, pending.op)) return false;
+    if (rank != rank_ && !arrived(rank, operation.op)) return false;
   }
   return true;
 }
 
-void EagerMailbox::publish(Pending& pending) noexcept {
-  std::byte* mine = slot(rank_, pending.op);
-  const auto& args = pending.args;
-  std::memcpy(mine + kRecordAt, &pending.record, kRecordCoreBytes);
-  if (has_site(pending.record)) std::memcpy(mine + kSiteAt, pending.record.site.data(), sizeof pending.record.site);
+void EagerMailbox::publish(const Operation& operation) noexcept {
+  std::byte* mine = slot(rank_, operation.op);
+  const auto& args = operation.args;
+  const auto& record = operation.record;
+  std::memcpy(mine + kRecordAt, &record, kRecordCoreBytes);
+  if (has_site(record)) std::memcpy(mine + kSiteAt, record.site.data(), sizeof record.site);
   std::byte* payload = payload_at(mine, published_bytes(args));
   if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
@@ -190,37 +191,37 @@ void EagerMailbox::publish(Pending& pending) noexcept {
   } else if (args.root == rank_) {
     std::memcpy(payload, args.output.data, args.output.bytes());
   }
-  store_release(mine, static_cast<std::uint64_t>(pending.op) + 1);
-  pending.published = true;
+  store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
 }
 
-std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
-  const bool from_root_only = pending.args.kind == CollectiveKind::broadcast;
-  auto compared = [&](int rank) { return rank != rank_ && (!from_root_only || rank == pending.args.root); };
+std::optional<Error> EagerMailbox::disagreement(const Operation& operation) const {
+  const auto& record = operation.record;
+  const bool from_root_only = operation.args.kind == CollectiveKind::broadcast;
+  auto compared = [&](int rank) { return rank != rank_ && (!from_root_only || rank == operation.args.root); };
   // The records are compared where they lie; only a disagreement, which is rare, copies them.
   // The site is there, and compared, only where this rank's calls carry one (callsite mode).
-  const bool with_site = has_site(pending.record);
+  const bool with_site = has_site(record);
   auto differs = [&](int rank) {
-    const std::byte* theirs = slot(rank, pending.op);
-    return std::memcmp(theirs + kRecordAt, &pending.record, kRecordCoreBytes) != 0 ||
-           (with_site && std::memcmp(theirs + kSiteAt, pending.record.site.data(), sizeof pending.record.site) != 0);
+    const std::byte* theirs = slot(rank, operation.op);
+    return std::memcmp(theirs + kRecordAt, &record, kRecordCoreBytes) != 0 ||
+           (with_site && std::memcmp(theirs + kSiteAt, record.site.data(), sizeof record.site) != 0);
   };
   int first_other = -1;
   for (int rank = 0; rank < size_ && first_other < 0; ++rank) {
     if (compared(rank) && differs(rank)) first_other = rank;
   }
   if (first_other < 0) return std::nullopt;
-  std::vector<CallRecord> records(static_cast<std::size_t>(size_), pending.record);
+  std::vector<CallRecord> records(static_cast<std::size_t>(size_), record);
   for (int rank = 0; rank < size_; ++rank) {
     if (!compared(rank)) continue;
-    const std::byte* theirs = slot(rank, pending.op);
+    const std::byte* theirs = slot(rank, operation.op);
     std::memcpy(static_cast<void*>(&records[rank]), theirs + kRecordAt, kRecordCoreBytes);  // its fields before the site
     records[rank].site = {};
-    if (with_site) std::memcpy(records[rank].site.data(), theirs + kSiteAt, sizeof pending.record.site);
+    if (with_site) std::memcpy(records[rank].site.data(), theirs + kSiteAt, sizeof record.site);
   }
   ErrorContext context = where_;
-  context.operation = pending.args.label.name;
-  context.sequence = pending.args.label.sequence;
+  context.operation = operation.args.label.name;
+  context.sequence = operation.args.label.sequence;
   context.peer = first_other;
   return Error(ErrorCode::invalid_argument,
                fmt::format("the ranks disagree about this collective: {}; every rank must make the same collective "
@@ -229,14 +230,14 @@ std::optional<Error> EagerMailbox::disagreement(const Pending& pending) const {
                context);
 }
 
-void EagerMailbox::finish(const Pending& pending) {
-  const auto& args = pending.args;
+void EagerMailbox::finish(const Operation& operation) {
+  const auto& args = operation.args;
   const std::size_t published = published_bytes(args);
-  auto payload = [&](int rank) -> const std::byte* { return payload_at(slot(rank, pending.op), published); };
-  auto failure = disagreement(pending);
+  auto payload = [&](int rank) -> const std::byte* { return payload_at(slot(rank, operation.op), published); };
+  auto failure = disagreement(operation);
   if (failure) {
-    failures_.emplace(pending.op, *failure);
-    mark_read(pending.op);
+    failures_.emplace(operation.op, *failure);
+    mark_read(operation.op);
     return;
   }
   auto* output = static_cast<std::byte*>(args.output.data);
@@ -282,7 +283,7 @@ void EagerMailbox::finish(const Pending& pending) {
       break;
     case CollectiveKind::all_to_allv: break;
   }
-  mark_read(pending.op);
+  mark_read(operation.op);
 }
 
 void EagerMailbox::mark_read(std::int64_t op) noexcept {
@@ -294,10 +295,11 @@ void EagerMailbox::progress() {
   for (auto& pending : pending_) {
     if (pending.published) continue;
     if (!slot_free(pending.op)) break;
-    publish(pending);
+    publish(pending.operation());
+    pending.published = true;
   }
-  while (!pending_.empty() && pending_.front().published && all_arrived(pending_.front())) {
-    finish(pending_.front());
+  while (!pending_.empty() && pending_.front().published && all_arrived(pending_.front().operation())) {
+    finish(pending_.front().operation());
     pending_.pop_front();
   }
 }
@@ -306,17 +308,19 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
                                  std::shared_ptr<const void> buffers) {
   std::lock_guard hold(lock_);
   const std::int64_t op = issued_++;
-  Pending pending{.op = op, .args = args, .record = record, .buffers = std::move(buffers)};
+  bool published = false;
   if (pending_.empty() && slot_free(op)) {
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
-    // queueing (the common case of a small call, which a queue's allocation would slow).
-    publish(pending);
-    if (all_arrived(pending)) {
-      finish(pending);
+    // queueing or copying the call (the common case of a small call).
+    const Operation now{op, args, record};
+    publish(now);
+    if (all_arrived(now)) {
+      finish(now);
       return failures_.contains(op) ? op : -1;
     }
+    published = true;
   }
-  pending_.push_back(std::move(pending));
+  pending_.push_back({.op = op, .args = args, .record = record, .buffers = std::move(buffers), .published = published});
   progress();
   return finished_ > op && !failures_.contains(op) ? -1 : op;
 }

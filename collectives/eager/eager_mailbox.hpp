@@ -80,12 +80,21 @@ class EagerMailbox {
   [[nodiscard]] std::vector<int> waiting_for(std::int64_t op);
 
  private:
+  /// One operation as publishing and finishing read it: the caller's call and record while it
+  /// finishes inside the call (which then copies neither), else a queued operation's copies.
+  struct Operation {
+    std::int64_t op;
+    const CollectiveArgs& args;
+    const CallRecord& record;
+  };
+  /// An operation not finished inside its call.
   struct Pending {
     std::int64_t op;
     CollectiveArgs args;
     CallRecord record;
     std::shared_ptr<const void> buffers;
     bool published = false;
+    [[nodiscard]] Operation operation() const noexcept { return {op, args, record}; }
   };
   /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
   /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
@@ -93,12 +102,12 @@ class EagerMailbox {
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
   [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
-  [[nodiscard]] bool all_arrived(const Pending& pending) const noexcept;
-  void publish(Pending& pending) noexcept;
+  [[nodiscard]] bool all_arrived(const Operation& operation) const noexcept;
+  void publish(const Operation& operation) noexcept;
   /// Computes this rank's output, or the disagreement's error; marks the operation read.
-  void finish(const Pending& pending);
-  /// Empty if every rank whose slot `pending` reads made the same call; else the error.
-  [[nodiscard]] std::optional<Error> disagreement(const Pending& pending) const;
+  void finish(const Operation& operation);
+  /// Empty if every rank whose slot `operation` reads made the same call; else the error.
+  [[nodiscard]] std::optional<Error> disagreement(const Operation& operation) const;
   /// Marks operation `op` read here, in the shared counter too.
   void mark_read(std::int64_t op) noexcept;
   /// Publishes and finishes what it can, in order; under `lock_`.
