@@ -33,12 +33,7 @@ class EagerWorkState final : public WorkState {
   }
 
   void wait_until(Clock::time_point deadline) override {
-    try {
-      if (poll_until([this] { return mailbox_->finished(op_); }, deadline)) return;
-    } catch (const Error& error) {
-      fail_communicator(error);
-      throw;
-    }
+    if (poll_until([this] { return test(); }, deadline)) return;  // test() fails the communicator itself
     const auto ranks = mailbox_->waiting_for(op_);
     Error timeout(ErrorCode::timeout,
                   fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
