@@ -124,7 +124,8 @@ class Sweep {
     for (std::size_t bytes = options_.min_bytes; bytes <= options_.max_bytes;) {
       const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
       // Every variant and placement is checked and warmed up first; then each timed repeat runs
-      // them all in turn, so that drift on a noisy machine hits every column of a row alike.
+      // them all in turn, so that drift on a noisy machine hits every column of a row alike, each
+      // repeat in another order (rotated_turn) so that no column always follows the same one.
       std::vector<Slot> slots;
       for (std::size_t v = 0; v < variants_.size(); ++v) {
         if (variants_[v].mpi && !fits_mpi_counts(counts)) continue;
@@ -135,7 +136,8 @@ class Sweep {
         }
       }
       for (int repeat = 0; repeat < options_.repeats; ++repeat) {
-        for (auto& slot : slots) {
+        for (std::size_t position = 0; position < slots.size(); ++position) {
+          auto& slot = slots[rotated_turn(repeat, position, slots.size())];
           select(slot.variant);
           slot.times_us.push_back(timed_microseconds(counts, slot.in_place));
         }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "statistics.hpp"
+
 namespace meshcomm::perf {
 
 double reduce_over_ranks(Communicator& comm, double value, ReduceOp op) {
@@ -24,7 +26,8 @@ std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan
   }
   std::vector<std::vector<double>> samples(bodies.size());
   for (int repeat = 0; repeat < plan.repeats; ++repeat) {
-    for (std::size_t b = 0; b < bodies.size(); ++b) {
+    for (std::size_t position = 0; position < bodies.size(); ++position) {
+      const std::size_t b = rotated_turn(repeat, position, bodies.size());
       comm.barrier();
       double seconds = timer([&] {
                          for (int i = 0; i < plan.iterations; ++i) bodies[b]();

@@ -68,6 +68,43 @@ TEST(PerfStatistics, ReferenceIsTheCallWithTheLowerMedianNotEachRepeatsMinimum) 
   EXPECT_DOUBLE_EQ(paired_speedup(calls[1], {5, 5, 5, 5, 5}), 1.0);
 }
 
+TEST(PerfStatistics, RotatedTurnsPutEveryVariantInEveryPositionAndAfterEveryOther) {
+  constexpr std::size_t count = 4;
+  std::vector<std::vector<int>> runs_at(count, std::vector<int>(count, 0));  // [variant][position]
+  std::vector<std::vector<int>> follows(count, std::vector<int>(count, 0));  // [variant][predecessor]
+  for (int repeat = 0; repeat < static_cast<int>(count); ++repeat) {
+    std::vector<bool> seen(count, false);
+    for (std::size_t position = 0; position < count; ++position) {
+      const std::size_t variant = rotated_turn(repeat, position, count);
+      ASSERT_LT(variant, count);
+      EXPECT_FALSE(seen[variant]) << "turn " << repeat << " runs variant " << variant << " twice";
+      seen[variant] = true;
+      ++runs_at[variant][position];
+      if (position > 0) ++follows[variant][rotated_turn(repeat, position - 1, count)];
+    }
+  }
+  for (std::size_t variant = 0; variant < count; ++variant) {
+    for (std::size_t other = 0; other < count; ++other) {
+      EXPECT_EQ(runs_at[variant][other], 1) << "variant " << variant << " at position " << other;
+    }
+  }
+  for (std::size_t variant = 0; variant < count; ++variant) {
+    for (std::size_t predecessor = 0; predecessor < count; ++predecessor) {
+      if (predecessor == variant) continue;
+      EXPECT_EQ(follows[variant][predecessor], 1) << "variant " << variant << " after " << predecessor;
+    }
+  }
+  // A turn past the last row starts the square again; an odd count still visits every position.
+  EXPECT_EQ(rotated_turn(count, 2, count), rotated_turn(0, 2, count));
+  std::vector<int> positions_of_zero(3, 0);
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    for (std::size_t position = 0; position < 3; ++position) {
+      if (rotated_turn(repeat, position, 3) == 0) ++positions_of_zero[position];
+    }
+  }
+  EXPECT_EQ(positions_of_zero, std::vector<int>({1, 1, 1}));
+}
+
 TEST(PerfOptions, DefaultsMeasureUserBuffersAgainstOpenMpisFasterCall) {
   int exit_code = 0;
   const auto options = parse({}, exit_code);
