@@ -20,7 +20,7 @@ class BinomialBroadcast final : public AlgorithmOf<CollectiveKind::broadcast> {
     const int root = args.root;
     const int relative = wrap_rank(comm.rank() - root, size);
     const int tag = comm.reserve_internal_tags(1);
-    return make_recycled<ScheduleWorkState>(2, [&comm, args, size, root, relative, tag](int step) {
+    return make_schedule(2, [&comm, args, size, root, relative, tag](int step) {
       WorkList works;
       if (step == 0 && relative != 0) {
         works.push_back(recv_bytes(comm, args.output.data, args.output.bytes(),

@@ -45,9 +45,9 @@ class FatalOnFailure final : public WorkState {
 /// The work of a started collective, which makes the communicator fatal if it fails.
 inline Work work_failing_communicator(CommunicatorImpl& comm, std::shared_ptr<WorkState>&& state,
                                       std::uint64_t record_index) {
-  if (state->fails_communicator()) return comm.make_work(std::move(state), record_index);
-  return comm.make_work(make_recycled<FatalOnFailure>(std::move(state), comm.backend().fatal_state()),
-                        record_index);
+  const auto& fatal = comm.backend().fatal_state();
+  if (state->fail_communicator_on_error(fatal)) return comm.make_work(std::move(state), record_index);
+  return comm.make_work(make_recycled<FatalOnFailure>(std::move(state), fatal), record_index);
 }
 
 }  // namespace

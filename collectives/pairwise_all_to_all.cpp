@@ -94,7 +94,7 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   // One batch (up to kWindow + 1 ranks) needs no schedule: its exchanges start now, and the
   // call holds no std::function, whose captures (the plan) would be one more allocation.
   if (batches == 1) return make_recycled<GroupWorkState>(start_batch(0));
-  return make_recycled<ScheduleWorkState>(batches, std::move(start_batch));
+  return make_schedule(batches, std::move(start_batch));
 }
 
 /// Swaps in flight at once in place; each holds one block of scratch.
@@ -113,7 +113,7 @@ std::shared_ptr<WorkState> start_swaps(CommunicatorImpl& comm, void* data, std::
   const int batches = (rounds + kSwapWindow - 1) / kSwapWindow;
   auto outgoing = comm.scratch().acquire(std::min(rounds, kSwapWindow) * block, memory);
   const int tag = comm.reserve_internal_tags(1);
-  return make_recycled<ScheduleWorkState>(
+  return make_schedule(
       batches, [&comm, data, block, outgoing, rank, size, rounds, tag, label, memory](int batch) {
         WorkList works;
         works.reserve(2 * static_cast<std::size_t>(kSwapWindow));

@@ -45,7 +45,7 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     };
     // Steps 0..rounds-1 halve, rounds..2 rounds-1 double (one step when there is one rank).
     const int steps = rounds == 0 ? 1 : 2 * rounds;
-    return make_recycled<ScheduleWorkState>(steps, [&comm, args, context, rank, size, rounds, count, element, memory,
+    return make_schedule(steps, [&comm, args, context, rank, size, rounds, count, element, memory,
                                                   tag, at](int step) {
       if (context->pending.count > 0) {
         reduce_into(at(context->pending.offset), context->incoming.get(), context->pending.count, args.output.type,

@@ -44,7 +44,7 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
     context->incoming = comm.scratch().acquire(bytes, memory);
     const int tag = comm.reserve_internal_tags(1);
     // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
-    return make_recycled<ScheduleWorkState>(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
+    return make_schedule(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
                                                         memory, tag](int step) {
       auto reduce_pending = [&] {
         if (context->pending_peer < 0) return;
@@ -99,7 +99,7 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
     const int tag = comm.reserve_internal_tags(1);
     const int rounds = doubling_rounds(comm.size());
     if (rounds == 0 && !args.in_place) copy_bytes(args.output.data, args.input.data, block_bytes, args.output.memory);
-    return make_recycled<ScheduleWorkState>(rounds, [&comm, args, rank, block_bytes, tag](int round) {
+    return make_schedule(rounds, [&comm, args, rank, block_bytes, tag](int round) {
       const int peer = doubling_peer(rank, round);
       const std::size_t bytes = (std::size_t{1} << round) * block_bytes;
       // Out of place, the first round sends this rank's block from the input, and the block is
@@ -152,7 +152,7 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
     copy_bytes(context->accumulated.get(), args.input.data, block_bytes * size, memory);
     context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     const int rounds = doubling_rounds(size);
-    return make_recycled<ScheduleWorkState>(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
+    return make_schedule(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
                                                        rounds, memory, tag](int step) {
       if (context->pending_blocks > 0) {
         reduce_into(context->accumulated.get() + context->pending_offset * block_bytes, context->incoming.get(),

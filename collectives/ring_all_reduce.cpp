@@ -23,7 +23,7 @@ class RingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
     // Both halves' tags are reserved now, in issue order: the all-gather starts later, from the
     // progress of this operation, when other operations may have reserved tags since.
     const int first_tag = comm.reserve_internal_tags(2 * ring_max_chunks());
-    return make_recycled<ScheduleWorkState>(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
+    return make_schedule(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
       WorkList works;
       if (step == 0) {
         works.emplace_back(

@@ -100,7 +100,7 @@ class SingleCopySchedule {
       if (works.empty()) return nullptr;
       return make_recycled<GroupWorkState>(std::move(works));
     }
-    return make_recycled<ScheduleWorkState>(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
+    return make_schedule(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
                                               falls_back_anyway, eager_exchange = std::move(eager_exchange),
                                               exchange_eagerly, copy = std::move(copy), hand_over](int step) {
       WorkList works;

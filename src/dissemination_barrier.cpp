@@ -22,7 +22,7 @@ std::shared_ptr<WorkState> start_dissemination_barrier(CommunicatorImpl& comm, O
   const int size = comm.size();
   Backend* backend = &comm.backend();
   const auto timeout = comm.timeout();
-  return make_recycled<ScheduleWorkState>(
+  return make_schedule(
       dissemination_rounds(size), [=](int round) {
         WorkList works;
         works.emplace_back(backend->irecv({}, dissemination_recv_peer(rank, size, round), tag, Lane::internal, label, {}),

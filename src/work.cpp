@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "meshcomm/error.hpp"
+#include "backend/fatal_state.hpp"
 #include "flight_recorder.hpp"
 #include "progress_hooks.hpp"
 #include "work_state.hpp"
@@ -142,22 +143,30 @@ bool poll_until(const std::function<bool()>& done, Clock::time_point deadline) {
   }
 }
 
+void FatalOnError::mark(const Error& error) const {
+  if (fatal_ != nullptr) fatal_->set(error);
+}
+
 bool GroupWorkState::test() {
-  // Test every part, so that each one progresses, even after the first incomplete one.
-  bool all = true;
-  for (auto& part : parts_) all = part.test() && all;
-  return all;
+  return fatal_on_error_.run([this] {
+    // Test every part, so that each one progresses, even after the first incomplete one.
+    bool all = true;
+    for (auto& part : parts_) all = part.test() && all;
+    return all;
+  });
 }
 
 void GroupWorkState::wait_until(Clock::time_point deadline) {
-  for (auto& part : parts_) {
-    if (part.state() != nullptr) part.state()->wait_until(deadline);
-  }
+  fatal_on_error_.run([&] {
+    for (auto& part : parts_) {
+      if (part.state() != nullptr) part.state()->wait_until(deadline);
+    }
+  });
 }
 
-ScheduleWorkState::ScheduleWorkState(int steps, std::function<WorkList(int)> start_step)
-    : steps_(steps), start_step_(std::move(start_step)) {
-  advance_while_complete();
+bool GroupWorkState::fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) {
+  fatal_on_error_.arm(fatal);
+  return true;
 }
 
 bool ScheduleWorkState::advance_while_complete() {
@@ -171,11 +180,18 @@ bool ScheduleWorkState::advance_while_complete() {
     if (!all) return false;
     current_.clear();
     if (next_step_ == steps_) return true;
-    current_ = start_step_(next_step_++);
+    current_ = start_step(next_step_++);
   }
 }
 
-bool ScheduleWorkState::test() { return advance_while_complete(); }
+bool ScheduleWorkState::test() {
+  return fatal_on_error_.run([this] { return advance_while_complete(); });
+}
+
+bool ScheduleWorkState::fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) {
+  fatal_on_error_.arm(fatal);
+  return true;
+}
 
 namespace {
 
@@ -193,11 +209,13 @@ bool GroupWorkState::sleep_until_event(Clock::time_point until) { return sleep_o
 bool ScheduleWorkState::sleep_until_event(Clock::time_point until) { return sleep_on_first(current_, until); }
 
 void ScheduleWorkState::wait_until(Clock::time_point deadline) {
-  while (!advance_while_complete()) {
-    for (auto& work : current_) {
-      if (work.state() != nullptr) work.state()->wait_until(deadline);
+  fatal_on_error_.run([&] {
+    while (!advance_while_complete()) {
+      for (auto& work : current_) {
+        if (work.state() != nullptr) work.state()->wait_until(deadline);
+      }
     }
-  }
+  });
 }
 
 }  // namespace detail

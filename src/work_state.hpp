@@ -5,12 +5,15 @@
 #include <memory>
 #include <vector>
 
+#include "meshcomm/error.hpp"
 #include "meshcomm/work.hpp"
 #include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
 using Clock = std::chrono::steady_clock;
+
+class FatalState;
 
 /// The works of one step or group: a list of up to 16 costs no malloc (recycled_allocation.hpp).
 using WorkList = std::vector<Work, ShortListAllocator<Work, 16>>;
@@ -23,13 +26,35 @@ class WorkState {
   virtual bool test() = 0;
   /// Blocks until complete; throws the operation's Error, or a timeout Error at `deadline`.
   virtual void wait_until(Clock::time_point deadline) = 0;
-  /// True if it marks its communicator fatal itself when it fails (collectives then need no
-  /// wrapper that does).
-  [[nodiscard]] virtual bool fails_communicator() const noexcept { return false; }
+  /// Makes a failure of this operation mark its communicator fatal (`fatal`), as a collective's
+  /// must: one that failed part-way leaves its ranks out of step. True where the state does that
+  /// itself (always, or from now on); false where the caller must wrap it in a state that does.
+  virtual bool fail_communicator_on_error(const std::shared_ptr<FatalState>& /*fatal*/) { return false; }
   /// Sleeps until its engine has something to do for it (an event on the engine's wakeup file
   /// descriptor) or `until`, and returns true; returns false at once where the engine has no
   /// such descriptor, and the caller sleeps its own way. For idle progress threads.
   virtual bool sleep_until_event(Clock::time_point /*until*/) { return false; }
+};
+
+/// What a state that marks its communicator fatal itself when it fails holds: nothing until
+/// fail_communicator_on_error arms it.
+class FatalOnError {
+ public:
+  void arm(const std::shared_ptr<FatalState>& fatal) { fatal_ = fatal; }
+  /// Returns `body()`; marks the communicator fatal, if armed, with an Error it throws, then rethrows.
+  template <class Body>
+  decltype(auto) run(Body&& body) {
+    try {
+      return body();
+    } catch (const Error& error) {
+      mark(error);
+      throw;
+    }
+  }
+
+ private:
+  void mark(const Error& error) const;
+  std::shared_ptr<FatalState> fatal_;
 };
 
 /// Completes when every one of its parts has; fails with the first part that fails.
@@ -40,29 +65,61 @@ class GroupWorkState final : public WorkState {
   void wait_until(Clock::time_point deadline) override;
   /// Sleeps on the first part's engine (the parts of a group share one).
   bool sleep_until_event(Clock::time_point until) override;
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) override;
 
  private:
   WorkList parts_;
+  FatalOnError fatal_on_error_;
 };
 
 /// A sequence of steps: each step starts a set of works, and the next step starts once they are
-/// all complete. Progresses whenever it is tested or waited on.
-class ScheduleWorkState final : public WorkState {
+/// all complete. Progresses whenever it is tested or waited on. make_schedule makes one.
+class ScheduleWorkState : public WorkState {
  public:
-  /// `start_step(i)` starts step i of `steps` and returns its works.
-  ScheduleWorkState(int steps, std::function<WorkList(int)> start_step);
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// Sleeps on the current step's engine.
   bool sleep_until_event(Clock::time_point until) override;
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) override;
+
+ protected:
+  explicit ScheduleWorkState(int steps) : steps_(steps) {}
+  /// Starts the first step, and the steps after it while they complete at once: the last thing
+  /// a schedule's constructor does, once start_step can run.
+  void start_steps() { advance_while_complete(); }
 
  private:
+  /// Starts step `step` and returns its works.
+  virtual WorkList start_step(int step) = 0;
   bool advance_while_complete();
+
   int steps_;
   int next_step_ = 0;
-  std::function<WorkList(int)> start_step_;
   WorkList current_;
+  FatalOnError fatal_on_error_;
 };
+
+/// A schedule whose steps `StartStep` starts, held in the schedule itself: unlike a
+/// std::function of the same captures (a collective's arguments), making one allocates nothing
+/// once the recycled blocks are warm.
+template <class StartStep>
+class ScheduleOf final : public ScheduleWorkState {
+ public:
+  ScheduleOf(int steps, StartStep start_step) : ScheduleWorkState(steps), start_step_(std::move(start_step)) {
+    start_steps();
+  }
+
+ private:
+  WorkList start_step(int step) override { return start_step_(step); }
+  StartStep start_step_;
+};
+
+/// A schedule of `steps` steps: `start_step(i)` starts step i and returns its works (a WorkList).
+/// The first step starts here, and so do the ones after it that complete at once.
+template <class StartStep>
+std::shared_ptr<WorkState> make_schedule(int steps, StartStep start_step) {
+  return make_recycled<ScheduleOf<StartStep>>(steps, std::move(start_step));
+}
 
 /// Tells the waits on this thread that an engine just moved something (a fragment of a large
 /// transfer), so that they poll again at once instead of backing off: engines that move large

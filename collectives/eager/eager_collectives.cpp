@@ -45,7 +45,7 @@ class EagerWorkState final : public WorkState {
     throw timeout;
   }
 
-  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& /*fatal*/) override { return true; }
 
  private:
   /// A collective that failed part-way leaves the ranks out of step (docs/errors.md).

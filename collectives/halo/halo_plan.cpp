@@ -115,7 +115,7 @@ class HaloPlanImpl {
     std::byte* packed_in = scratch.get() + direction.out_bytes;
     const int first_tag = strategy_ == HaloStrategy::p2p ? comm_.reserve_internal_tags(tag_slots_) : 0;
     auto* self = this;
-    return comm_.make_work(make_recycled<ScheduleWorkState>(
+    return comm_.make_work(make_schedule(
         2, [self, &direction, base, packed_out, packed_in, scratch, adjoint, label, first_tag](int step) {
           if (step == 0) return self->post(direction, base, packed_out, packed_in, adjoint, label, first_tag);
           self->finish(direction, base, packed_in, adjoint);
@@ -289,7 +289,7 @@ class HaloPlanImpl {
     };
     auto exchange = start_rma_exchange(comm_, std::move(out), std::move(in), first_tag, tag_slots_, label,
                                        std::move(consume));
-    return comm_.make_work(make_recycled<ScheduleWorkState>(
+    return comm_.make_work(make_schedule(
         2, [self, exchange = std::move(exchange), inbox, adjoint](int step) {
           WorkList works;
           if (step == 0) {

@@ -128,7 +128,7 @@ std::shared_ptr<WorkState> start_rma_exchange(CommunicatorImpl& comm, std::vecto
   exchange->out = std::move(out);
   exchange->in = std::move(in);
   exchange->consume = std::move(consume);
-  return make_recycled<ScheduleWorkState>(4, [&comm, exchange, first_tag, tag_slots, label](int step) {
+  return make_schedule(4, [&comm, exchange, first_tag, tag_slots, label](int step) {
     if (step == 0) return give_and_take_credits(comm, *exchange, first_tag, label);
     if (step == 1) return put_messages(comm, *exchange, label);
     if (step == 2) return notify(comm, *exchange, first_tag + tag_slots, label);

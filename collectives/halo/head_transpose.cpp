@@ -118,7 +118,7 @@ class HeadTransposeImpl {
   Work keep_alive(Work exchange, std::shared_ptr<std::byte[]> scratch, std::function<void()> after) {
     auto inner = std::make_shared<WorkList>();
     inner->push_back(std::move(exchange));
-    return comm_.impl().make_work(make_recycled<ScheduleWorkState>(
+    return comm_.impl().make_work(make_schedule(
         2, [inner, scratch = std::move(scratch), after = std::move(after)](int step) {
           if (step == 0) return std::move(*inner);
           if (after) after();

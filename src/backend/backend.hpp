@@ -14,6 +14,7 @@
 #include "meshcomm/error.hpp"
 #include "../work_state.hpp"
 #include "call_site.hpp"
+#include "fatal_state.hpp"
 
 namespace meshcomm::detail {
 
@@ -33,31 +34,6 @@ class NeighborGraph {
 /// Separates the user's messages from meshcomm's own (collectives, setup), so that neither can
 /// match the other's receives whatever tags they use.
 enum class Lane : std::uint8_t { user, internal };
-
-/// A fatal error shared by a backend and its in-flight operations: once set, every later
-/// operation fails fast with it and the communicator must be recreated.
-class FatalState {
- public:
-  void set(const Error& error);
-  /// Throws Error(aborted) carrying the first fatal error's message, if there was one. Called
-  /// before every operation, so the usual answer (none) takes one atomic load and no lock.
-  void throw_if_set(const char* operation) const {
-    if (is_set()) throw_set(operation);
-  }
-  /// Whether a fatal error was set (one atomic load): pending operations check it as they are
-  /// tested, so that they fail too (Communicator::abort).
-  [[nodiscard]] bool is_set() const noexcept { return is_set_.load(std::memory_order_acquire); }
-  /// The Error(aborted) of a pending operation (`context`) once the state is set: what became
-  /// of it ("this receive ... was withdrawn") and the first error's message.
-  [[nodiscard]] Error aborted_error(ErrorContext context, std::string_view outcome) const;
-
- private:
-  [[noreturn]] void throw_set(const char* operation) const;
-
-  std::atomic<bool> is_set_{false};
-  mutable std::mutex mutex_;
-  std::optional<Error> error_;
-};
 
 /// What became of a pending send or receive when its communicator turned fatal, for
 /// FatalState::aborted_error: "this receive of 16 bytes from peer 1 was withdrawn", or, where

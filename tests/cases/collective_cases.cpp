@@ -328,7 +328,18 @@ void check_mismatched_calls(Communicator& world) {
   // see no message of another shape (those not next to rank 0 in a ring, and every rank of a
   // native call whose shapes were agreed before) can only time out, so the wait is short; the
   // ranks that do see one name it sooner (in 140-230 ms, measured at 2 and 4 ranks).
-  auto expect_failure = [&](const std::string& what, const std::function<Work()>& call) {
+  // A collective that failed part-way leaves the ranks out of step: whatever failed it, the
+  // communicator is fatal afterwards, and its next call fails at once.
+  auto expect_fatal = [&](const std::string& what, Communicator& comm) {
+    std::vector<float> one(1, 1.0F), all(static_cast<std::size_t>(comm.size()));
+    try {
+      comm.all_gather(std::span<const float>(one), std::span(all)).wait(std::chrono::milliseconds(300));
+      ADD_FAILURE() << what << ": the next call on rank " << world.rank() << " returned success";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::aborted) << what << ": the next call: " << error.what();
+    }
+  };
+  auto expect_failure = [&](const std::string& what, Communicator& comm, const std::function<Work()>& call) {
     try {
       call().wait(std::chrono::milliseconds(300));
       ADD_FAILURE() << what << ": rank " << world.rank() << " returned success";
@@ -339,12 +350,16 @@ void check_mismatched_calls(Communicator& world) {
         case ErrorCode::invalid_argument:
         case ErrorCode::size_mismatch:
           EXPECT_NE(text.find("disagree about this collective"), std::string::npos) << what << ": " << text;
-          if (text.find("the ranks disagree about this collective: rank 0 #") != std::string::npos) return;
+          if (text.find("the ranks disagree about this collective: rank 0 #") != std::string::npos) {
+            expect_fatal(what, comm);
+            return;
+          }
           break;
         case ErrorCode::timeout: break;
         default: ADD_FAILURE() << what << ": " << text;
       }
       EXPECT_GE(error.context().peer, 0) << what << ": the error names no peer: " << text;
+      expect_fatal(what, comm);
     }
   };
   for (const auto& c : cases) {
@@ -357,7 +372,7 @@ void check_mismatched_calls(Communicator& world) {
       const std::string what = std::string(c.what) + ", algorithm " + std::string(algorithm);
       {
         auto comm = world.split(0, world.rank());
-        expect_failure(what, [&] { return c.call(comm, algorithm, odd_one); });
+        expect_failure(what, comm, [&] { return c.call(comm, algorithm, odd_one); });
         world.barrier();
       }
       if (algorithm == "native" && world.backend() == BackendKind::mpi) {
@@ -365,7 +380,7 @@ void check_mismatched_calls(Communicator& world) {
         auto comm = world.split(0, world.rank());
         c.call(comm, algorithm, true).wait();
         c.call(comm, algorithm, false).wait();
-        expect_failure(what + ", both shapes seen before", [&] { return c.call(comm, algorithm, odd_one); });
+        expect_failure(what + ", both shapes seen before", comm, [&] { return c.call(comm, algorithm, odd_one); });
         world.barrier();
       }
     }

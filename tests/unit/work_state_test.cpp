@@ -37,7 +37,7 @@ TEST(ScheduleWork, TestPollsEveryWorkOfTheStepPastAnIncompleteOne) {
   auto receive = std::make_shared<CountedTransfer>(4);
   auto next_step = std::make_shared<CountedTransfer>(1);
   int started_steps = 0;
-  auto schedule = std::make_shared<ScheduleWorkState>(2, [&](int step) {
+  auto schedule = make_schedule(2, [&](int step) {
     ++started_steps;
     WorkList works;
     if (step == 0) {

@@ -38,7 +38,7 @@ class MpiCollectiveRequest final : public WorkState {
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// It marks the communicator fatal itself when MPI fails it or it times out.
-  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& /*fatal*/) override { return true; }
   [[nodiscard]] const ErrorContext& context() const noexcept { return context_; }
 
  private:

@@ -113,7 +113,7 @@ class DeferredNative final : public WorkState {
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// It marks the communicator fatal itself when it times out; the posted collective likewise.
-  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& /*fatal*/) override { return true; }
 
   /// Called by the queue: the call is posted, or could not be.
   void posted(std::shared_ptr<WorkState> state) { posted_ = std::move(state); }

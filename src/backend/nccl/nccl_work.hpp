@@ -35,7 +35,7 @@ class NcclWork final : public WorkState {
   bool test() override;
   void wait_until(Clock::time_point deadline) override;
   /// Every failure aborts the channel, which marks the communicator fatal.
-  [[nodiscard]] bool fails_communicator() const noexcept override { return true; }
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& /*fatal*/) override { return true; }
 
   /// The stream a collective is queued on.
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
