@@ -59,10 +59,15 @@ CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable tabl
   for (std::size_t kind = 0; kind < kKinds; ++kind) {
     for (std::size_t backend = 0; backend < kBackends; ++backend) {
       const auto collective = static_cast<CollectiveKind>(kind);
+      for (const auto& rule : table_.rules_for(collective, static_cast<BackendKind>(backend))) {
+        if (const auto* algorithm = algorithms_.find(collective, rule.algorithm)) {
+          rows_[kind][backend].push_back({.rule = rule, .algorithm = algorithm});
+        }
+      }
       if (auto name = table_.unconditional_first(collective, static_cast<BackendKind>(backend))) {
-        unconditional_[kind][backend] = algorithms_.find(collective, *name);
-        straight_to_native_[kind][backend] = unconditional_[kind][backend] != nullptr &&
-                                             unconditional_[kind][backend]->is_native() && !table_.forced(collective);
+        const auto* unconditional = algorithms_.find(collective, *name);
+        straight_to_native_[kind][backend] =
+            unconditional != nullptr && unconditional->is_native() && !table_.forced(collective);
       }
     }
   }
@@ -75,8 +80,8 @@ std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
   return std::make_shared<CollectiveEngine>(std::move(algorithms), std::move(table), debug_exchange_requested());
 }
 
-const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                                           std::string_view requested) const {
+const Algorithm& CollectiveEngine::choose_by_name_or_list(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                          std::string_view requested) const {
   auto forced = requested.empty() ? table_.forced(args.kind) : std::optional<std::string_view>(requested);
   if (forced) {
     const auto* algorithm = algorithms_.find(args.kind, *forced);
@@ -93,16 +98,6 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
     }
     return *algorithm;
   }
-  const Algorithm* preferred = nullptr;
-  auto runs_the_call = [&](std::string_view name) {
-    const auto* algorithm = algorithms_.find(args.kind, name);
-    if (algorithm == nullptr || !algorithm->runs(args, comm)) return false;
-    preferred = algorithm;
-    return true;
-  };
-  if (table_.first_preferred(args.kind, comm.backend_kind(), args.bytes(), comm.size(), runs_the_call)) {
-    return *preferred;
-  }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);
     if (algorithm->runs(args, comm)) return *algorithm;
@@ -113,19 +108,17 @@ const Algorithm& CollectiveEngine::choose_by_name_or_table(const CommunicatorImp
 
 const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                                 const Algorithm& current) const {
-  const Algorithm* chosen = nullptr;
-  auto takes_over = [&](std::string_view name) {
-    const auto* algorithm = algorithms_.find(args.kind, name);
-    if (algorithm == nullptr || algorithm == &current || algorithm->takeover_tags() == 0 ||
-        !algorithm->runs(args, comm)) {
-      return false;
-    }
-    chosen = algorithm;
-    return true;
+  auto takes_over = [&](const Algorithm* algorithm) {
+    return algorithm != nullptr && algorithm != &current && algorithm->takeover_tags() != 0 &&
+           algorithm->runs(args, comm);
   };
-  if (table_.first_preferred(args.kind, comm.backend_kind(), args.bytes(), comm.size(), takes_over)) return *chosen;
+  const std::size_t bytes = args.bytes();
+  for (const auto& row : rows(args.kind, comm.backend_kind())) {
+    if (row.rule.holds(bytes, comm.size()) && takes_over(row.algorithm)) return *row.algorithm;
+  }
   for (auto name : algorithms_.names(args.kind)) {
-    if (takes_over(name)) return *chosen;
+    const auto* algorithm = algorithms_.find(args.kind, name);
+    if (takes_over(algorithm)) return *algorithm;
   }
   throw Error(ErrorCode::internal,
               fmt::format("no algorithm can take this {} over from '{}'", to_string(args.kind), current.name()),

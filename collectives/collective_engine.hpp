@@ -30,11 +30,12 @@ class CollectiveEngine {
   [[nodiscard]] const Algorithm& choose(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                         std::string_view requested) const {
     if (requested.empty() && !table_.forced(args.kind)) {
-      const auto* unconditional =
-          unconditional_[static_cast<std::size_t>(args.kind)][static_cast<std::size_t>(comm.backend_kind())];
-      if (unconditional != nullptr && unconditional->runs(args, comm)) return *unconditional;
+      const std::size_t bytes = args.bytes();
+      for (const auto& row : rows(args.kind, comm.backend_kind())) {
+        if (row.rule.holds(bytes, comm.size()) && row.algorithm->runs(args, comm)) return *row.algorithm;
+      }
     }
-    return choose_by_name_or_table(comm, args, requested);
+    return choose_by_name_or_list(comm, args, requested);
   }
 
   /// The algorithm that takes `args` over where `current` finds, part-way, that it cannot run it
@@ -52,19 +53,29 @@ class CollectiveEngine {
  private:
   /// start() for every call that does not go straight to the backend's own collective.
   [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
-  /// choose() past the fast path: a requested or forced name, else the table, else the list.
-  [[nodiscard]] const Algorithm& choose_by_name_or_table(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                                         std::string_view requested) const;
+  /// choose() where no table row took the call: a requested or forced name, else the first
+  /// algorithm in the list that runs it.
+  [[nodiscard]] const Algorithm& choose_by_name_or_list(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                        std::string_view requested) const;
+
+  /// A table row with its algorithm found once, not by name on every call.
+  struct Row {
+    SelectionRule rule;
+    const Algorithm* algorithm;
+  };
+  /// The rows that apply to `kind` on `backend`.
+  [[nodiscard]] const std::vector<Row>& rows(CollectiveKind kind, BackendKind backend) const noexcept {
+    return rows_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(backend)];
+  }
 
   static constexpr std::size_t kKinds = 6;
   static constexpr std::size_t kBackends = 5;
 
   AlgorithmList algorithms_;
   SelectionTable table_;
-  /// Per collective and backend, the table's algorithm where its first row holds at every size
-  /// and rank count (SelectionTable::unconditional_first), found once: a call it can run then
-  /// skips the table (on nccl that is every collective on CUDA memory).
-  std::array<std::array<const Algorithm*, kBackends>, kKinds> unconditional_{};
+  /// Per collective and backend, the table's rows that apply there (SelectionTable::rules_for)
+  /// whose algorithm exists, in table order.
+  std::array<std::array<std::vector<Row>, kBackends>, kKinds> rows_;
   /// Per collective and backend, whether a call that names no algorithm goes straight to the
   /// backend's own collective where it can run it: the unconditional algorithm is `native` and no
   /// other is forced.

@@ -143,6 +143,14 @@ void SelectionTable::force_from_text(std::string_view text, std::string_view sou
   }
 }
 
+std::vector<SelectionRule> SelectionTable::rules_for(CollectiveKind kind, BackendKind backend) const {
+  std::vector<SelectionRule> rules;
+  for (const auto& rule : rules_) {
+    if (rule.kind == kind && (rule.backend == BackendKind::automatic || rule.backend == backend)) rules.push_back(rule);
+  }
+  return rules;
+}
+
 std::optional<std::string_view> SelectionTable::unconditional_first(CollectiveKind kind, BackendKind backend) const {
   for (const auto& rule : rules_) {
     if (rule.kind != kind || (rule.backend != BackendKind::automatic && rule.backend != backend)) continue;

@@ -22,6 +22,11 @@ struct SelectionRule {
   int min_ranks = 1;
   int max_ranks = std::numeric_limits<int>::max();
   std::string_view algorithm;
+
+  /// Whether the row holds for a call of `bytes` (CollectiveArgs::bytes) on `ranks` ranks.
+  [[nodiscard]] bool holds(std::size_t bytes, int ranks) const noexcept {
+    return bytes >= min_bytes && bytes < max_bytes && ranks >= min_ranks && ranks <= max_ranks;
+  }
 };
 
 /// Chooses an algorithm per call: a forced name (per call, or per collective from MESHCOMM_ALGO)
@@ -47,6 +52,9 @@ class SelectionTable {
   /// rank count: it is then the table's answer for every call it can run.
   [[nodiscard]] std::optional<std::string_view> unconditional_first(CollectiveKind kind, BackendKind backend) const;
 
+  /// The rows for `kind` that apply on `backend` (theirs, or any backend's), in table order.
+  [[nodiscard]] std::vector<SelectionRule> rules_for(CollectiveKind kind, BackendKind backend) const;
+
   /// The first row matching the call whose algorithm `accepts`, in table order, or nothing.
   /// Called on every collective, so it allocates nothing.
   template <class Accepts>
@@ -55,9 +63,7 @@ class SelectionTable {
     for (const auto& rule : rules_) {
       if (rule.kind != kind) continue;
       if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
-      if (bytes < rule.min_bytes || bytes >= rule.max_bytes) continue;
-      if (ranks < rule.min_ranks || ranks > rule.max_ranks) continue;
-      if (accepts(rule.algorithm)) return rule.algorithm;
+      if (rule.holds(bytes, ranks) && accepts(rule.algorithm)) return rule.algorithm;
     }
     return std::nullopt;
   }

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "algorithm_list.hpp"
 #include "meshcomm/error.hpp"
@@ -111,6 +114,31 @@ TEST(SelectionTable, RowsThatDeclineAreSkipped) {
                                     [](std::string_view algorithm) { return algorithm != "shm" && algorithm != "eager"; });
   ASSERT_TRUE(name);
   EXPECT_EQ(*name, "ring");
+}
+
+TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
+  const auto table = SelectionTable::measured_defaults();
+  const auto rules = table.rules_for(CollectiveKind::all_gather, BackendKind::mpi);
+  std::vector<std::string_view> names;
+  for (const auto& rule : rules) {
+    EXPECT_EQ(rule.kind, CollectiveKind::all_gather);
+    EXPECT_TRUE(rule.backend == BackendKind::mpi || rule.backend == BackendKind::automatic);
+    names.push_back(rule.algorithm);
+  }
+  // The same answers as the whole table: every row it passes over belongs to another collective
+  // or backend.
+  for (std::size_t bytes : {std::size_t{8}, 1 * KiB, 64 * KiB, 1 * MiB, 64 * MiB}) {
+    std::string_view first;
+    for (const auto& rule : rules) {
+      if (rule.holds(bytes, 2) && rule.algorithm != "eager") {
+        first = rule.algorithm;
+        break;
+      }
+    }
+    EXPECT_EQ(first, preferred(table, CollectiveKind::all_gather, BackendKind::mpi, bytes)) << bytes;
+  }
+  EXPECT_EQ(names.front(), "eager");
+  EXPECT_EQ(std::count(names.begin(), names.end(), "shm"), 1) << "the ucx row's shm is not mpi's";
 }
 
 TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
