@@ -87,6 +87,9 @@ class ScheduleWorkState : public WorkState {
   /// Starts the first step, and the steps after it while they complete at once: the last thing
   /// a schedule's constructor does, once start_step can run.
   void start_steps() { advance_while_complete(); }
+  /// Drops the current step's works: the first thing a schedule's destructor does, so that they
+  /// go before what its steps captured (scratch they read or write), as they always did.
+  void drop_works() noexcept { current_.clear(); }
 
  private:
   /// Starts step `step` and returns its works.
@@ -108,6 +111,9 @@ class ScheduleOf final : public ScheduleWorkState {
   ScheduleOf(int steps, StartStep start_step) : ScheduleWorkState(steps), start_step_(std::move(start_step)) {
     start_steps();
   }
+  ~ScheduleOf() override { drop_works(); }
+  ScheduleOf(const ScheduleOf&) = delete;
+  ScheduleOf& operator=(const ScheduleOf&) = delete;
 
  private:
   WorkList start_step(int step) override { return start_step_(step); }
