@@ -1,9 +1,12 @@
 #include "reduction.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "half_precision.hpp"
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -106,6 +109,28 @@ void reduce_pair(void* output, const void* first, const void* second, std::size_
 
 void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op) {
   reduce_pair(destination, destination, source, count, type, op);
+}
+
+void reduce_streaming(void* output, std::span<const void* const> inputs, std::size_t count, DataType type,
+                      ReduceOp op) {
+  constexpr std::size_t kChunkBytes = std::size_t{16} << 10;  // stays in a core's first-level cache
+  alignas(64) std::byte chunk[kChunkBytes];
+  const std::size_t element = size_of(type);
+  const std::size_t per_chunk = kChunkBytes / element;
+  auto* out = static_cast<std::byte*>(output);
+  const auto at = [&](std::size_t input, std::size_t first) {
+    return static_cast<const std::byte*>(inputs[input]) + first * element;
+  };
+  for (std::size_t first = 0; first < count; first += per_chunk) {
+    const std::size_t n = std::min(per_chunk, count - first);
+    if (inputs.size() == 1) {
+      std::memcpy(chunk, at(0, first), n * element);
+    } else {
+      reduce_pair(chunk, at(0, first), at(1, first), n, type, op);
+    }
+    for (std::size_t input = 2; input < inputs.size(); ++input) reduce_into(chunk, at(input, first), n, type, op);
+    streaming_copy(out + first * element, chunk, n * element);
+  }
 }
 
 void divide_for_average(void* data, std::size_t count, DataType type, int divisor) {
