@@ -18,7 +18,8 @@ void reduce_pair(void* output, const void* first, const void* second, std::size_
 /// `output[i] = inputs[0][i] op inputs[1][i] op ...` over the `inputs` arrays (at least one) of
 /// `count` elements, for an output too large to stay in the cache: summed a cached chunk at a
 /// time and written out with streaming stores (streaming_copy.hpp), where reduce_pair's plain
-/// stores would first read every output line. `output` must not overlap any input.
+/// stores would first read every output line. `output` may be `inputs[0]` itself (each chunk is
+/// read before it is written over) but must not overlap any other input.
 void reduce_streaming(void* output, std::span<const void* const> inputs, std::size_t count, DataType type,
                       ReduceOp op);
 

@@ -56,7 +56,7 @@ class SelectionTable {
   [[nodiscard]] std::vector<SelectionRule> rules_for(CollectiveKind kind, BackendKind backend) const;
 
   /// The first row matching the call whose algorithm `accepts`, in table order, or nothing.
-  /// Called on every collective, so it allocates nothing.
+  /// Allocates nothing. (The engine walks its own rows, resolved once from rules_for.)
   template <class Accepts>
   [[nodiscard]] std::optional<std::string_view> first_preferred(CollectiveKind kind, BackendKind backend,
                                                                 std::size_t bytes, int ranks, Accepts accepts) const {

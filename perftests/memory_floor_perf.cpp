@@ -108,32 +108,26 @@ void stream_write(std::byte* to, const std::byte* cached_source, std::size_t sou
   }
 }
 
-/// How much of a block stream_reduce sums at a time: small enough to stay in a core's cache.
-constexpr std::size_t kReduceChunk = std::size_t{16} << 10;
-
 /// Sums the `blocks` blocks of `block` bytes (f32) at `source` into `to`: a reduce-scatter's
-/// traffic, its input blocks read once and its output written once. With `chunk` (kReduceChunk
-/// bytes), a cached chunk at a time, written out with streaming stores; without, straight into
-/// `to` with plain stores, as meshcomm's kernels write.
-void stream_reduce(std::byte* to, const std::byte* source, int blocks, std::size_t block, std::byte* chunk,
-                   StoreWidth width) {
-  using meshcomm::detail::reduce_into;
-  using meshcomm::detail::reduce_pair;
+/// traffic, its input blocks read once and its output written once. `streaming`: a cached chunk
+/// at a time, written out with streaming stores (meshcomm's reduce_streaming); otherwise plain
+/// stores straight into `to`, as meshcomm's reduce_pair writes. `to` may be the first block.
+void sum_blocks(std::byte* to, const std::byte* source, int blocks, std::size_t block, bool streaming) {
+  std::vector<const void*> inputs;
+  for (int b = 0; b < blocks; ++b) inputs.push_back(source + static_cast<std::size_t>(b) * block);
+  const std::size_t count = block / sizeof(float);
   constexpr auto f32 = meshcomm::DataType::f32;
   constexpr auto sum = meshcomm::ReduceOp::sum;
-  const auto block_of = [&](int b, std::size_t offset) { return source + static_cast<std::size_t>(b) * block + offset; };
-  const std::size_t step = chunk != nullptr ? kReduceChunk : block;
-  for (std::size_t done = 0; done < block; done += step) {
-    const std::size_t bytes = std::min(step, block - done);
-    std::byte* sums = chunk != nullptr ? chunk : to + done;
-    if (blocks == 1) {
-      std::memcpy(sums, block_of(0, done), bytes);
-    } else {
-      reduce_pair(sums, block_of(0, done), block_of(1, done), bytes / sizeof(float), f32, sum);
-    }
-    for (int b = 2; b < blocks; ++b) reduce_into(sums, block_of(b, done), bytes / sizeof(float), f32, sum);
-    if (chunk != nullptr) meshcomm::detail::streaming_copy(to + done, chunk, bytes, width);
+  if (streaming) {
+    meshcomm::detail::reduce_streaming(to, inputs, count, f32, sum);
+    return;
   }
+  if (blocks == 1) {
+    std::memmove(to, inputs[0], block);
+    return;
+  }
+  meshcomm::detail::reduce_pair(to, inputs[0], inputs[1], count, f32, sum);
+  for (std::size_t b = 2; b < inputs.size(); ++b) meshcomm::detail::reduce_into(to, inputs[b], count, f32, sum);
 }
 
 /// Sets the `bytes` at `data` to f32 `value`s.
@@ -325,7 +319,6 @@ std::size_t measure_reduce_scatter(const Run& run, std::size_t bytes) {
   PageBuffer mpi_in_place(bytes, 0);
   PageBuffer private_source(bytes, 0);
   PageBuffer floor_output(block, 0);
-  PageBuffer chunk(kReduceChunk, 0);
   fill_floats(user_input.data, bytes, own_value);
   fill_floats(mpi_in_place.data, bytes, own_value);
   fill_floats(private_source.data, bytes, 1.0F);
@@ -354,8 +347,7 @@ std::size_t measure_reduce_scatter(const Run& run, std::size_t bytes) {
   // rank's own block of its input: no separate output to write.
   const auto floor = [&](bool streaming, bool in_place) {
     return [&, streaming, in_place] {
-      stream_reduce(in_place ? private_source.data : floor_output.data, private_source.data, size, block,
-                    streaming ? chunk.data : nullptr, run.widest);
+      sum_blocks(in_place ? private_source.data : floor_output.data, private_source.data, size, block, streaming);
     };
   };
   // In place, every call sums the sums of the call before: the values grow (to infinity after

@@ -46,6 +46,19 @@ void expect_exact(DataType type, ReduceOp op) {
   }
 }
 
+TEST(ReduceStreaming, OutputMayBeTheFirstInput) {
+  const std::size_t count = 3 * ((std::size_t{16} << 10) / sizeof(float)) + 3;
+  std::vector<float> first(count), second(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    first[i] = value_of<float>(0, i);
+    second[i] = value_of<float>(1, i);
+  }
+  const std::vector<float> before = first;
+  const std::vector<const void*> inputs{first.data(), second.data()};
+  reduce_streaming(first.data(), inputs, count, DataType::f32, ReduceOp::sum);
+  for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(first[i], before[i] + second[i]) << "element " << i;
+}
+
 TEST(ReduceStreaming, SumsAndMaximaOfEveryChunkAreExact) {
   expect_exact<float>(DataType::f32, ReduceOp::sum);
   expect_exact<float>(DataType::f32, ReduceOp::max);
