@@ -32,6 +32,7 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
       std::shared_ptr<std::byte[]> incoming;
       int pending_round = -1;  // round whose received data still has to be reduced
       int pending_peer = -1;
+      bool output_holds_data = false;  // out of place, the input is this rank's data until the first reduction
     };
     const int rank = comm.rank();
     const int size = comm.size();
@@ -39,30 +40,35 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
     const int rounds = doubling_rounds(group);
     const std::size_t bytes = args.output.bytes();
     const MemoryKind memory = args.output.memory;
-    if (!args.in_place) copy_bytes(args.output.data, args.input.data, bytes, memory);
+    // Out of place, the first exchange sends the input and the first reduction writes the output:
+    // no copy of the input ahead of the first send.
+    if (size == 1 && !args.in_place) copy_bytes(args.output.data, args.input.data, bytes, memory);
     auto context = make_recycled<Context>();
+    context->output_holds_data = args.in_place || size == 1;
     context->incoming = comm.scratch().acquire(bytes, memory);
     const int tag = comm.reserve_internal_tags(1);
     // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
     return make_schedule(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
                                                         memory, tag](int step) {
+      // This rank's data so far: the input until the first reduction has written the output.
+      const void* mine = context->output_holds_data ? static_cast<const void*>(args.output.data) : args.input.data;
       auto reduce_pending = [&] {
         if (context->pending_peer < 0) return;
         // Combine in rank order, so that partners compute bit-identical results.
-        if (context->pending_peer < rank) {
-          reduce_pair(args.output.data, context->incoming.get(), args.output.data, args.output.count, args.output.type,
-                      args.op, memory);
-        } else {
-          reduce_into(args.output.data, context->incoming.get(), args.output.count, args.output.type, args.op, memory);
-        }
+        const void* theirs = context->incoming.get();
+        const bool theirs_first = context->pending_peer < rank;
+        reduce_pair(args.output.data, theirs_first ? theirs : mine, theirs_first ? mine : theirs, args.output.count,
+                    args.output.type, args.op, memory);
         context->pending_peer = -1;
+        context->output_holds_data = true;
+        mine = args.output.data;
       };
       reduce_pending();
       WorkList works;
       const bool extra = rank >= group;
       const bool has_extra_partner = rank + group < size;
       if (step == 0) {
-        if (extra) works.push_back(send_bytes(comm, args.output.data, bytes, rank - group, tag, args.label, memory));
+        if (extra) works.push_back(send_bytes(comm, mine, bytes, rank - group, tag, args.label, memory));
         if (has_extra_partner) {
           works.push_back(recv_bytes(comm, context->incoming.get(), bytes, rank + group, tag, args.label, memory));
           context->pending_peer = rank + group;
@@ -71,7 +77,7 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
         if (!extra) {
           const int peer = doubling_peer(rank, step - 1);
           works.push_back(recv_bytes(comm, context->incoming.get(), bytes, peer, tag, args.label, memory));
-          works.push_back(send_bytes(comm, args.output.data, bytes, peer, tag, args.label, memory));
+          works.push_back(send_bytes(comm, mine, bytes, peer, tag, args.label, memory));
           context->pending_peer = peer;
         }
       } else if (step == rounds + 1) {
