@@ -147,35 +147,46 @@ class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::r
       std::shared_ptr<std::byte[]> incoming;
       std::size_t pending_offset = 0;  // blocks
       std::size_t pending_blocks = 0;
+      bool reduced = false;  // the rank's range is in `accumulated` (before the first reduction: the input)
     };
     const int rank = comm.rank();
     const int size = comm.size();
     const std::size_t count = args.output.count;
     const std::size_t block_bytes = args.output.bytes();
     const MemoryKind memory = args.output.memory;
-    auto context = make_recycled<Context>();
-    context->accumulated = comm.scratch().acquire(block_bytes * size, memory);
-    copy_bytes(context->accumulated.get(), args.input.data, block_bytes * size, memory);
-    context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     const int rounds = doubling_rounds(size);
+    auto context = make_recycled<Context>();
+    // The first round sends from the input and its reduction reads the input; the last one writes
+    // the output: the input is never copied whole, nor the result copied out.
+    if (rounds > 1) context->accumulated = comm.scratch().acquire(block_bytes * size, memory);
+    if (rounds > 0) context->incoming = comm.scratch().acquire(block_bytes * size / 2, memory);
     return make_schedule(rounds + 1, [&comm, args, context, rank, size, count, block_bytes,
                                                        rounds, memory, tag](int step) {
+      const auto* input = static_cast<const std::byte*>(args.input.data);
+      auto range_at = [&](std::size_t block) -> const std::byte* {
+        return (context->reduced ? context->accumulated.get() : input) + block * block_bytes;
+      };
       if (context->pending_blocks > 0) {
-        reduce_into(context->accumulated.get() + context->pending_offset * block_bytes, context->incoming.get(),
+        void* destination = step == rounds ? args.output.data
+                                           : context->accumulated.get() + context->pending_offset * block_bytes;
+        reduce_pair(destination, range_at(context->pending_offset), context->incoming.get(),
                     context->pending_blocks * count, args.output.type, args.op, memory);
         context->pending_blocks = 0;
+        context->reduced = true;
       }
       WorkList works;
       if (step == rounds) {
-        copy_bytes(args.output.data, context->accumulated.get() + rank * block_bytes, block_bytes, memory);
+        if (rounds == 0 && args.output.data != args.input.data) {
+          copy_bytes(args.output.data, args.input.data, block_bytes, memory);
+        }
         if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size, memory);
         return works;
       }
       const auto round = halving_round(rank, size, step);
       const std::size_t bytes = static_cast<std::size_t>(round.span) * block_bytes;
       works.push_back(recv_bytes(comm, context->incoming.get(), bytes, round.peer, tag, args.label, memory));
-      works.push_back(send_bytes(comm, context->accumulated.get() + round.given_first * block_bytes, bytes,
-                                 round.peer, tag, args.label, memory));
+      works.push_back(send_bytes(comm, range_at(static_cast<std::size_t>(round.given_first)), bytes, round.peer, tag,
+                                 args.label, memory));
       context->pending_offset = static_cast<std::size_t>(round.kept_first);
       context->pending_blocks = static_cast<std::size_t>(round.span);
       return works;
