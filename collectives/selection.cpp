@@ -43,14 +43,18 @@ SelectionTable SelectionTable::measured_defaults() {
   //   behind in place). At two ranks the ring, which reduces each chunk while the next moves,
   //   was 1.03-1.28x ahead out of place. On mpi at 4 ranks (on 2 cores) it was 0.77-0.86x the
   //   ring from 1 MiB on 2026-11-24, but 0.89-0.93x mpi_best against the ring's 0.58-0.68x at
-  //   256 KiB and 1.08-1.57x against 0.70-1.15x at 1 MiB in two runs on 2026-11-26 (at 4 MiB
-  //   either way by turns), so it takes 128 KiB-2 MiB there: 4 rounds where the ring has 6, each
-  //   a chance for an oversubscribed rank to wait for a core. Recursive halving's reduce-scatter
-  //   likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both runs (0.77-1.73x mpi_best
-  //   against 0.63-1.29x). The shm row comes first from 512 KiB; where a buffer is not shared it
-  //   hands the call to the next row, recursive halving up to 4 MiB at 4 ranks: 293 against
-  //   458 us for the ring at 512 KiB, 555/817 at 1 MiB, 1405/1581 at 2 MiB, but 3852/2883 at
-  //   4 MiB and 10284/6785 at 8 MiB (its whole input copied first, then halves of it sent);
+  //   256 KiB and 1.08-1.57x against 0.70-1.15x at 1 MiB in two runs on 2026-11-26: 4 rounds
+  //   where the ring has 6, each a chance for an oversubscribed rank to wait for a core. Since it
+  //   no longer copies the input first (2026-11-27, three runs, out / in place) it also leads
+  //   at 2-4 MiB (0.81-1.14x / 0.91-1.21x mpi_best against the ring's 0.74-0.80x / 0.58-0.75x at
+  //   2 MiB) and is level or ahead at 8 MiB (1.01-1.07x / 0.91-1.06x against 1.05-1.08x /
+  //   0.87-0.95x), so on mpi it takes 128 KiB up to 16 MiB (not included). Recursive halving's
+  //   reduce-scatter likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both runs
+  //   (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the input and of the
+  //   result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x against
+  //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
+  //   level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared it
+  //   hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
   // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
@@ -90,7 +94,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
-      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 4 * MiB, .min_ranks = 4,
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 16 * MiB, .min_ranks = 4,
        .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
@@ -98,7 +102,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 8 * MiB, .min_ranks = 4,
        .algorithm = "rabenseifner"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 2 * MiB, .min_ranks = 4,
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 16 * MiB, .min_ranks = 4,
        .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},

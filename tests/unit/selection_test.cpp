@@ -78,7 +78,8 @@ TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
   EXPECT_EQ(at(BackendKind::ucx, 8 * MiB, 4), "ring");
   EXPECT_EQ(at(BackendKind::ucx, 1 * MiB, 2), "ring");
   EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::mpi, 4 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::mpi, 8 * MiB, 4), "rabenseifner");
+  EXPECT_EQ(at(BackendKind::mpi, 16 * MiB, 4), "ring");
   EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 3), "ring");
 }
 
@@ -92,7 +93,7 @@ TEST(SelectionTable, MpiReduceScatterHalvesFromFourRanksBelowTheShmRow) {
   EXPECT_EQ(at(1 * MiB, 4), "shm");
 }
 
-TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksUpToFourMiB) {
+TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksBelowSixteenMiB) {
   // What the shm row hands a call over to where some rank's buffer is not shared: the next row
   // past it (CollectiveEngine::takeover_for skips the algorithm handing over).
   const auto table = SelectionTable::measured_defaults();
@@ -103,8 +104,8 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksUpToFourMi
     return name ? std::string(*name) : std::string("(none)");
   };
   EXPECT_EQ(past_shm(1 * MiB, 4), "recursive_halving");
-  EXPECT_EQ(past_shm(4 * MiB - 1, 8), "recursive_halving");
-  EXPECT_EQ(past_shm(4 * MiB, 4), "ring");
+  EXPECT_EQ(past_shm(16 * MiB - 1, 8), "recursive_halving");
+  EXPECT_EQ(past_shm(16 * MiB, 4), "ring");
   EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
 }
 
