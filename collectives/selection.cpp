@@ -47,14 +47,14 @@ SelectionTable SelectionTable::measured_defaults() {
   //   where the ring has 6, each a chance for an oversubscribed rank to wait for a core. Since it
   //   no longer copies the input first (2026-11-27, three runs, out / in place) it also leads
   //   at 2-4 MiB (0.81-1.14x / 0.91-1.21x mpi_best against the ring's 0.74-0.80x / 0.58-0.75x at
-  //   2 MiB) and is level or ahead at 8 MiB (1.01-1.07x / 0.91-1.06x against 1.05-1.08x /
-  //   0.87-0.95x), so on mpi it takes 128 KiB up to 16 MiB (not included). Recursive halving's
-  //   reduce-scatter likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both runs
-  //   (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the input and of the
-  //   result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x against
-  //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
-  //   level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared it
-  //   hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
+  //   2 MiB), and at 8 MiB it is level out of place and ahead in place (1.01-1.07x / 0.91-1.06x
+  //   against 1.05-1.08x / 0.87-0.95x), so on mpi it takes 128 KiB up to 16 MiB (not included).
+  //   Recursive halving's reduce-scatter likewise beat the ring at 4 ranks from 128 KiB to 1 MiB
+  //   in both runs (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the
+  //   input and of the result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x
+  //   against 0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of
+  //   place; level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared
+  //   it hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
   // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
