@@ -39,22 +39,25 @@ SelectionTable SelectionTable::measured_defaults() {
   //   whole message does not: 2.2 against 3.6 us at 4 KiB;
   // - on ucx at 4 ranks, Rabenseifner's halving-doubling all-reduce (2 log2(P) rounds) beat the
   //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.03-2.74x out of place, 0.75-0.93x
-  //   mpi_best against 0.27-0.90x; from 8 MiB the ring was 2-8% ahead out of place (10-30%
+  //   mpi_best against 0.27-0.90x; from 8 MiB the ring was then 2-8% ahead out of place (10-30%
   //   behind in place). At two ranks the ring, which reduces each chunk while the next moves,
   //   was 1.03-1.28x ahead out of place. On mpi at 4 ranks (on 2 cores) it was 0.77-0.86x the
   //   ring from 1 MiB on 2026-11-24, but 0.89-0.93x mpi_best against the ring's 0.58-0.68x at
   //   256 KiB and 1.08-1.57x against 0.70-1.15x at 1 MiB in two runs on 2026-11-26: 4 rounds
   //   where the ring has 6, each a chance for an oversubscribed rank to wait for a core. Since it
-  //   no longer copies the input first (2026-11-27, three runs, out / in place) it also leads
-  //   at 2-4 MiB (0.81-1.14x / 0.91-1.21x mpi_best against the ring's 0.74-0.80x / 0.58-0.75x at
-  //   2 MiB), and at 8 MiB it is level out of place and ahead in place (1.01-1.07x / 0.91-1.06x
-  //   against 1.05-1.08x / 0.87-0.95x), so on mpi it takes 128 KiB up to 16 MiB (not included).
-  //   Recursive halving's reduce-scatter likewise beat the ring at 4 ranks from 128 KiB to 1 MiB
-  //   in both runs (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the
-  //   input and of the result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x
-  //   against 0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of
-  //   place; level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared
-  //   it hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
+  //   no longer copies the input first (2026-11-27; out / in place) it leads on mpi at 2-4 MiB
+  //   (three runs: 0.81-1.14x / 0.91-1.21x mpi_best against the ring's 0.74-0.80x / 0.58-0.75x
+  //   at 2 MiB), is level at 8 MiB (1.01-1.07x / 0.91-1.06x against 1.05-1.08x / 0.87-0.95x),
+  //   ahead at 16 MiB in place in four of five runs (0.92-1.29x against 0.86-1.20x) and at
+  //   32-64 MiB (two runs: 1.81-2.19x / 2.03-2.50x against 1.76-2.07x / 1.93-2.03x); on ucx ahead
+  //   at every size from 4 to 64 MiB in two runs (1.01-2.36x / 1.05-2.34x against 0.91-2.18x /
+  //   0.96-1.99x). So it takes every size from 128 KiB at 4 ranks or more on both. Recursive
+  //   halving's reduce-scatter likewise beat the ring at 4 ranks from 128 KiB to 1 MiB in both
+  //   runs (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the input and of
+  //   the result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x against
+  //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
+  //   level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared it
+  //   hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
   // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
@@ -100,10 +103,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
        .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 8 * MiB, .min_ranks = 4,
-       .algorithm = "rabenseifner"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 16 * MiB, .min_ranks = 4,
-       .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},

@@ -75,11 +75,10 @@ TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
   EXPECT_EQ(at(BackendKind::ucx, 64 * KiB, 4), "recursive_doubling");
   EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 4), "rabenseifner");
   EXPECT_EQ(at(BackendKind::ucx, 4 * MiB, 8), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::ucx, 8 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::ucx, 64 * MiB, 4), "rabenseifner");
   EXPECT_EQ(at(BackendKind::ucx, 1 * MiB, 2), "ring");
   EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::mpi, 8 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::mpi, 16 * MiB, 4), "ring");
+  EXPECT_EQ(at(BackendKind::mpi, 64 * MiB, 4), "rabenseifner");
   EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 3), "ring");
 }
 
