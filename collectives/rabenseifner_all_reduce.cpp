@@ -45,22 +45,20 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     // The first round receives the larger half: the leading blocks hold the extra elements.
     context->incoming = comm.scratch().acquire(blocks_of(count, size, 0, size / 2).count * element, memory);
     const int tag = comm.reserve_internal_tags(1);
-    auto at = [data = args.output.data, element](std::size_t elements) {
-      return byte_offset(data, elements * element);
+    auto elements_into = [element](auto* data) {
+      return [data, element](std::size_t elements) { return byte_offset(data, elements * element); };
     };
-    auto input_at = [data = args.input.data, element](std::size_t elements) {
-      return byte_offset(data, elements * element);
-    };
+    auto at = elements_into(args.output.data);
+    auto input_at = elements_into(args.input.data);
     // Steps 0..rounds-1 halve, rounds..2 rounds-1 double (one step when there is one rank).
     const int steps = rounds == 0 ? 1 : 2 * rounds;
     return make_schedule(steps, [&comm, args, context, rank, size, rounds, count, element, memory,
                                                   tag, at, input_at](int step) {
       const Block pending = context->pending;
-      if (pending.count > 0 && context->pending_from_input) {
-        reduce_pair(at(pending.offset), input_at(pending.offset), context->incoming.get(), pending.count,
-                    args.output.type, args.op, memory);
-      } else if (pending.count > 0) {
-        reduce_into(at(pending.offset), context->incoming.get(), pending.count, args.output.type, args.op, memory);
+      if (pending.count > 0) {
+        const void* mine = context->pending_from_input ? input_at(pending.offset) : at(pending.offset);
+        reduce_pair(at(pending.offset), mine, context->incoming.get(), pending.count, args.output.type, args.op,
+                    memory);
       }
       context->pending = {};
       context->pending_from_input = false;
