@@ -10,6 +10,7 @@ AlgorithmList AlgorithmList::built_in() {
   auto& all = list.algorithms_;
   all.push_back(make_ring_all_gather());
   all.push_back(make_recursive_doubling_all_gather());
+  all.push_back(make_pairwise_all_gather());
   all.push_back(make_shm_all_gather());
   all.push_back(make_ring_reduce_scatter());
   all.push_back(make_recursive_halving_reduce_scatter());

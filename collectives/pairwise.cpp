@@ -1,5 +1,9 @@
+// Pairwise exchanges: every rank sends straight to every other, a window of peers at a time
+// (all-to-all, all-to-allv, all-gather).
+
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "algorithm.hpp"
@@ -16,15 +20,24 @@ namespace {
 /// Exchanges in flight at once: enough to keep the network busy, few enough not to flood it.
 constexpr int kWindow = 8;
 
-/// Byte ranges of one all-to-all: what goes to and comes from each peer. An all_to_all's are
-/// one block per peer, at the peer's index in both buffers, and need no lists (nor their
-/// allocations, on every call); an all_to_allv's come from the caller's counts and offsets.
+/// Byte ranges of one exchange: what goes to and comes from each peer. An all_to_all's are
+/// one block per peer, at the peer's index in both buffers, and an all_gather's one block sent
+/// to every peer from one place: neither needs lists (nor their allocations, on every call); an
+/// all_to_allv's come from the caller's counts and offsets.
 class ExchangePlan {
  public:
   /// Every peer's bytes are `block` bytes at peer * block.
   static ExchangePlan uniform(std::size_t block) {
     ExchangePlan plan;
     plan.block_ = block;
+    return plan;
+  }
+  /// Every peer gets the same `block` bytes, at `sent_from` in the input; peer p's come to
+  /// p * block.
+  static ExchangePlan gathering(std::size_t block, std::size_t sent_from) {
+    ExchangePlan plan;
+    plan.block_ = block;
+    plan.sent_from_ = sent_from;
     return plan;
   }
   /// Peer p's bytes go from send_offset[p] (send_bytes[p] of them) and come to recv_offset[p].
@@ -39,6 +52,7 @@ class ExchangePlan {
   }
 
   [[nodiscard]] std::size_t send_offset(int peer) const {
+    if (sent_from_) return *sent_from_;
     return pick(send_offset_, peer, static_cast<std::size_t>(peer) * block_);
   }
   [[nodiscard]] std::size_t send_bytes(int peer) const { return pick(send_bytes_, peer, block_); }
@@ -59,13 +73,15 @@ class ExchangePlan {
   }
 
   std::size_t block_ = 0;
+  std::optional<std::size_t> sent_from_;  ///< a gathering plan's one place of what it sends
   std::vector<std::size_t> send_offset_, send_bytes_, recv_offset_, recv_bytes_;
 };
 
 /// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
-/// steps at a time; its own block is a local copy.
+/// steps at a time, on internal tag `tag`; its own block is a local copy (none where `input`
+/// is `output`).
 std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* input, void* output, ExchangePlan plan,
-                                          OperationLabel label, MemoryKind memory) {
+                                          OperationLabel label, MemoryKind memory, int tag) {
   const int rank = comm.rank();
   const int size = comm.size();
   if (input != output) {
@@ -74,7 +90,6 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
     copy_bytes(byte_offset(output, plan.recv_offset(rank)), byte_offset(input, plan.send_offset(rank)),
                plan.send_bytes(rank), memory, plan.received_in_all(size));
   }
-  const int tag = comm.reserve_internal_tags(1);
   const int batches = (size - 1 + kWindow - 1) / kWindow;
   auto start_batch = [&comm, input, output, plan = std::move(plan), rank, size, tag, label, memory](int batch) {
     const int first = 1 + batch * kWindow;
@@ -138,7 +153,8 @@ class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size);
     const MemoryKind memory = args.output.memory;
     if (args.in_place) return start_swaps(comm, args.output.data, block, args.label, memory);
-    return start_pairwise(comm, args.input.data, args.output.data, ExchangePlan::uniform(block), args.label, memory);
+    return start_pairwise(comm, args.input.data, args.output.data, ExchangePlan::uniform(block), args.label, memory,
+                          comm.reserve_internal_tags(1));
   }
 };
 
@@ -158,7 +174,28 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
     return start_pairwise(comm, args.input.data, args.output.data,
                           ExchangePlan::listed(std::move(send_offset), std::move(send_bytes), std::move(recv_offset),
                                                std::move(recv_bytes)),
-                          args.label, args.output.memory);
+                          args.label, args.output.memory, comm.reserve_internal_tags(1));
+  }
+};
+
+/// Every rank sends its block straight to every other rank, kWindow peers at a time: with up to
+/// kWindow + 1 ranks every transfer is in flight at once, none waiting for another, where the
+/// ring passes blocks on in size - 1 dependent steps.
+class PairwiseAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
+ public:
+  PairwiseAllGather() : AlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    return start_on_tags(comm, args, comm.reserve_internal_tags(1));
+  }
+  int takeover_tags() const noexcept override { return 1; }
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int first_tag) const override {
+    const std::size_t block = args.input.bytes();
+    const std::size_t own = static_cast<std::size_t>(comm.rank()) * block;
+    // In place the block is sent from the output, where it already is: nothing to copy.
+    const void* input = args.in_place ? args.output.data : args.input.data;
+    return start_pairwise(comm, input, args.output.data, ExchangePlan::gathering(block, args.in_place ? own : 0),
+                          args.label, args.output.memory, first_tag);
   }
 };
 
@@ -166,5 +203,6 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
 
 std::unique_ptr<Algorithm> make_pairwise_all_to_all() { return std::make_unique<PairwiseAllToAll>(); }
 std::unique_ptr<Algorithm> make_pairwise_all_to_allv() { return std::make_unique<PairwiseAllToAllv>(); }
+std::unique_ptr<Algorithm> make_pairwise_all_gather() { return std::make_unique<PairwiseAllGather>(); }
 
 }  // namespace meshcomm::detail
