@@ -58,6 +58,17 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
   //   level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared it
   //   hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
+  // - all-gather from 3 to 9 ranks on mpi and ucx, past the rows above: pairwise, every block
+  //   sent straight to every peer at once (one window), where the ring passes blocks on in
+  //   P - 1 dependent steps and recursive doubling in log2(P). Side by side on 2026-11-27
+  //   (`all_gather_perf --algo ring,pairwise,...`, mpi_best / time, out / in place): on mpi at
+  //   4 ranks, four runs, 0.97-1.69x / 0.86-1.11x from 256 KiB to 4 MiB against the ring's
+  //   0.75-1.04x / 0.44-0.94x (recursive doubling 0.68-0.96x / 0.59-0.96x), 0.99-1.13x /
+  //   0.98-1.11x at 16-64 MiB against 0.92-1.07x / 0.92-1.10x; at 3 ranks, two runs, 0.96-1.96x
+  //   / 0.97-1.14x at 256 KiB-1 MiB against 0.96-1.36x / 0.75-1.02x, then level (0.81-1.14x /
+  //   0.79-1.02x against 0.83-1.12x / 0.81-1.05x); on ucx at 4 ranks ahead of the ring at most
+  //   sizes from 4 KiB (1.38x / 0.85x against 0.74x / 0.41x at 1 MiB), behind recursive doubling
+  //   by 7-15% below 4 MiB, which keeps its row below 512 KiB;
   // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
@@ -93,6 +104,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_ranks = 3, .max_ranks = 9, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_ranks = 3, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_gather, .algorithm = "ring"},
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},

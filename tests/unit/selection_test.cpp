@@ -108,6 +108,31 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksBelowSixte
   EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
 }
 
+TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt) {
+  const auto table = SelectionTable::measured_defaults();
+  // The first row whose algorithm is not among `declining` (eager declines as in preferred();
+  // recursive doubling does at rank counts that are not powers of two, shm on buffers that are
+  // not shared).
+  auto past = [&](BackendKind backend, std::size_t bytes, int ranks, std::vector<std::string_view> declining) {
+    declining.push_back("eager");
+    auto runs = [&](std::string_view algorithm) {
+      return std::find(declining.begin(), declining.end(), algorithm) == declining.end();
+    };
+    auto name = table.first_preferred(CollectiveKind::all_gather, backend, bytes, ranks, runs);
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(past(backend, 64 * KiB, 4, {}), "recursive_doubling");
+    EXPECT_EQ(past(backend, 64 * KiB, 3, {"recursive_doubling"}), "pairwise");
+    EXPECT_EQ(past(backend, 1 * MiB, 4, {}), "shm");
+    EXPECT_EQ(past(backend, 1 * MiB, 3, {"shm"}), "pairwise");
+    EXPECT_EQ(past(backend, 64 * MiB, 9, {"shm"}), "pairwise");
+    EXPECT_EQ(past(backend, 1 * MiB, 2, {"shm"}), "ring");
+    EXPECT_EQ(past(backend, 1 * MiB, 10, {"shm"}), "ring");
+  }
+  EXPECT_EQ(past(BackendKind::inproc, 1 * MiB, 4, {}), "ring");
+}
+
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
   auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
