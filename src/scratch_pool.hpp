@@ -11,7 +11,7 @@ namespace meshcomm::detail {
 
 /// Reusable temporary memory for collectives, on the host or on the device. Fresh large
 /// allocations cost page faults and zeroing (or a device synchronisation) on every call; blocks
-/// handed back are kept and handed out again.
+/// handed back are kept (up to eight, the largest) and handed out again.
 class ScratchPool {
  public:
   ScratchPool();
@@ -19,6 +19,9 @@ class ScratchPool {
   /// At least `bytes` bytes of `memory` (contents undefined), returned to the pool when the
   /// last copy of the pointer is dropped, even after the pool is gone.
   [[nodiscard]] std::shared_ptr<std::byte[]> acquire(std::size_t bytes, MemoryKind memory = MemoryKind::host);
+
+  /// Bytes held for reuse: the blocks handed back and kept.
+  [[nodiscard]] std::size_t kept_bytes() const;
 
  private:
   struct Block {
@@ -29,6 +32,9 @@ class ScratchPool {
   struct State {
     std::mutex mutex;
     std::vector<Block> free;
+    /// Keeps `returned` for reuse (the largest blocks, up to a fixed count); returns the block
+    /// that is not kept (empty if none), for the caller to release outside the lock.
+    Block keep(const Block& returned);
     ~State();
   };
   static Block allocate(std::size_t bytes, MemoryKind memory);

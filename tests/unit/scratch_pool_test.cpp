@@ -1,12 +1,14 @@
 // The scratch pool hands host blocks out half a page into a page (so that copies between them
 // and callers' page-aligned buffers do not run at the same offset within a page), gives back the
-// smallest kept block that fits, and keeps blocks handed out after the pool is gone valid.
+// smallest kept block that fits, keeps the largest blocks once it is full, and keeps blocks
+// handed out after the pool is gone valid.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "scratch_pool.hpp"
 
@@ -40,6 +42,27 @@ TEST(ScratchPool, AReturnedBlockIsHandedOutAgainWhenItFits) {
   auto larger = pool.acquire(2 << 20);
   EXPECT_NE(larger.get(), first);
   EXPECT_EQ(offset_in_page(larger), kPage / 2);
+}
+
+TEST(ScratchPool, AFullPoolKeepsALargeBlockOverSmallOnes) {
+  ScratchPool pool;
+  {
+    std::vector<std::shared_ptr<std::byte[]>> small;
+    for (int k = 0; k < 16; ++k) small.push_back(pool.acquire(4096));
+  }  // the pool is full of small blocks now
+  const std::size_t small_ones = pool.kept_bytes();
+  EXPECT_LT(small_ones, std::size_t{1} << 20);
+  std::byte* large = nullptr;
+  {
+    auto block = pool.acquire(4 << 20);
+    large = block.get();
+  }
+  EXPECT_GE(pool.kept_bytes(), std::size_t{4} << 20);
+  EXPECT_LT(pool.kept_bytes(), small_ones + (std::size_t{4} << 20));  // a small block made room
+  auto again = pool.acquire(4 << 20);
+  EXPECT_EQ(again.get(), large);
+  auto small = pool.acquire(4096);
+  EXPECT_NE(small.get(), large);  // a small block still kept serves a small call
 }
 
 TEST(ScratchPool, BlocksOutliveThePool) {
