@@ -66,4 +66,16 @@ class AlgorithmOf : public Algorithm {
   std::string_view name_;
 };
 
+/// An algorithm of `Kind` whose messages all go on one internal tag, and which can take a call
+/// over on a tag reserved for it: it implements start_on_tags alone.
+template <CollectiveKind Kind>
+class OneTagAlgorithmOf : public AlgorithmOf<Kind> {
+ public:
+  using AlgorithmOf<Kind>::AlgorithmOf;
+  [[nodiscard]] std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const final {
+    return this->start_on_tags(comm, args, comm.reserve_internal_tags(1));
+  }
+  [[nodiscard]] int takeover_tags() const noexcept final { return 1; }
+};
+
 }  // namespace meshcomm::detail

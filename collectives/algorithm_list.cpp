@@ -14,6 +14,7 @@ AlgorithmList AlgorithmList::built_in() {
   all.push_back(make_shm_all_gather());
   all.push_back(make_ring_reduce_scatter());
   all.push_back(make_recursive_halving_reduce_scatter());
+  all.push_back(make_pairwise_reduce_scatter());
   all.push_back(make_shm_reduce_scatter());
   all.push_back(make_ring_all_reduce());
   all.push_back(make_recursive_doubling_all_reduce());

@@ -12,6 +12,7 @@
 #include "memory_ops.hpp"
 #include "patterns/pairwise.hpp"
 #include "recycled_allocation.hpp"
+#include "reduction.hpp"
 
 namespace meshcomm::detail {
 
@@ -30,6 +31,12 @@ class ExchangePlan {
   static ExchangePlan uniform(std::size_t block) {
     ExchangePlan plan;
     plan.block_ = block;
+    return plan;
+  }
+  /// As uniform, but this rank's own block is not copied: a reduce-scatter reads it in place.
+  static ExchangePlan scattering(std::size_t block) {
+    ExchangePlan plan = uniform(block);
+    plan.copies_own_block_ = false;
     return plan;
   }
   /// Every peer gets the same `block` bytes, at `sent_from` in the input; peer p's come to
@@ -60,6 +67,8 @@ class ExchangePlan {
     return pick(recv_offset_, peer, static_cast<std::size_t>(peer) * block_);
   }
   [[nodiscard]] std::size_t recv_bytes(int peer) const { return pick(recv_bytes_, peer, block_); }
+  /// Whether this rank's own block is copied from the input to the output.
+  [[nodiscard]] bool copies_own_block() const noexcept { return copies_own_block_; }
   /// Every byte this rank receives, its own block included.
   [[nodiscard]] std::size_t received_in_all(int size) const {
     if (recv_bytes_.empty()) return static_cast<std::size_t>(size) * block_;
@@ -74,17 +83,18 @@ class ExchangePlan {
 
   std::size_t block_ = 0;
   std::optional<std::size_t> sent_from_;  ///< a gathering plan's one place of what it sends
+  bool copies_own_block_ = true;
   std::vector<std::size_t> send_offset_, send_bytes_, recv_offset_, recv_bytes_;
 };
 
 /// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
 /// steps at a time, on internal tag `tag`; its own block is a local copy (none where `input`
-/// is `output`).
+/// is `output`, or where the plan says so).
 std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* input, void* output, ExchangePlan plan,
                                           OperationLabel label, MemoryKind memory, int tag) {
   const int rank = comm.rank();
   const int size = comm.size();
-  if (input != output) {
+  if (input != output && plan.copies_own_block()) {
     // The copy streams where the whole output, which the receives write the rest of, is too
     // large to stay cached.
     copy_bytes(byte_offset(output, plan.recv_offset(rank)), byte_offset(input, plan.send_offset(rank)),
@@ -181,13 +191,9 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
 /// Every rank sends its block straight to every other rank, kWindow peers at a time: with up to
 /// kWindow + 1 ranks every transfer is in flight at once, none waiting for another, where the
 /// ring passes blocks on in size - 1 dependent steps.
-class PairwiseAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
+class PairwiseAllGather final : public OneTagAlgorithmOf<CollectiveKind::all_gather> {
  public:
-  PairwiseAllGather() : AlgorithmOf("pairwise") {}
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
-    return start_on_tags(comm, args, comm.reserve_internal_tags(1));
-  }
-  int takeover_tags() const noexcept override { return 1; }
+  PairwiseAllGather() : OneTagAlgorithmOf("pairwise") {}
   std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
                                            int first_tag) const override {
     const std::size_t block = args.input.bytes();
@@ -199,10 +205,63 @@ class PairwiseAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
   }
 };
 
+/// Every rank sends block q of its input straight to rank q, kWindow peers at a time, and sums
+/// the blocks it gets, in rank order, once they are all in: with up to kWindow + 1 ranks one
+/// round of transfers, none waiting for another, where the ring takes size - 1 dependent steps.
+class PairwiseReduceScatter final : public OneTagAlgorithmOf<CollectiveKind::reduce_scatter> {
+ public:
+  PairwiseReduceScatter() : OneTagAlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
+    const int rank = comm.rank();
+    const int size = comm.size();
+    const std::size_t block = args.output.bytes();
+    const MemoryKind memory = args.output.memory;
+    // Peer p's block for this rank arrives at p * block; this rank's own slot stays unused.
+    auto arrived = comm.scratch().acquire(block * static_cast<std::size_t>(size), memory);
+    auto exchange = start_pairwise(comm, args.input.data, arrived.get(), ExchangePlan::scattering(block), args.label,
+                                   memory, tag);
+    return make_schedule(2, [args, arrived, exchange = std::move(exchange), timeout = comm.timeout(), block, rank,
+                             size, memory](int step) {
+      WorkList works;
+      if (step == 0) {
+        if (exchange) works.emplace_back(exchange, timeout);
+      } else {
+        reduce_arrivals(args, arrived.get(), block, rank, size, memory);
+      }
+      return works;
+    });
+  }
+
+ private:
+  /// output = this rank's own block, then what each other rank sent, in rank order. In place the
+  /// output is the own block, which only the first reduction reads.
+  static void reduce_arrivals(const CollectiveArgs& args, const std::byte* arrived, std::size_t block, int rank,
+                              int size, MemoryKind memory) {
+    const auto count = args.output.count;
+    const auto type = args.output.type;
+    const void* own = byte_offset(args.input.data, static_cast<std::size_t>(rank) * block);
+    bool first = true;
+    for (int p = 0; p < size; ++p) {
+      if (p == rank) continue;
+      const std::byte* sent = arrived + static_cast<std::size_t>(p) * block;
+      if (first) {
+        reduce_pair(args.output.data, own, sent, count, type, args.op, memory);
+      } else {
+        reduce_into(args.output.data, sent, count, type, args.op, memory);
+      }
+      first = false;
+    }
+    if (first && args.output.data != own) copy_bytes(args.output.data, own, block, memory);  // one rank
+    if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, type, size, memory);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Algorithm> make_pairwise_all_to_all() { return std::make_unique<PairwiseAllToAll>(); }
 std::unique_ptr<Algorithm> make_pairwise_all_to_allv() { return std::make_unique<PairwiseAllToAllv>(); }
 std::unique_ptr<Algorithm> make_pairwise_all_gather() { return std::make_unique<PairwiseAllGather>(); }
+std::unique_ptr<Algorithm> make_pairwise_reduce_scatter() { return std::make_unique<PairwiseReduceScatter>(); }
 
 }  // namespace meshcomm::detail

@@ -130,16 +130,12 @@ class RecursiveDoublingAllGather final : public AlgorithmOf<CollectiveKind::all_
 
 /// Reduce-scatter: in each round a rank keeps the half of its range that holds its block, sends
 /// the other half to its partner and reduces the partner's copy of its own half.
-class RecursiveHalvingReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter> {
+class RecursiveHalvingReduceScatter final : public OneTagAlgorithmOf<CollectiveKind::reduce_scatter> {
  public:
-  RecursiveHalvingReduceScatter() : AlgorithmOf("recursive_halving") {}
+  RecursiveHalvingReduceScatter() : OneTagAlgorithmOf("recursive_halving") {}
   std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
     return needs_power_of_two_ranks(comm);
   }
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
-    return start_on_tags(comm, args, comm.reserve_internal_tags(1));
-  }
-  int takeover_tags() const noexcept override { return 1; }
   std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
                                            int tag) const override {
     struct Context {

@@ -56,8 +56,8 @@ SelectionTable SelectionTable::measured_defaults() {
   //   runs (0.77-1.73x mpi_best against 0.63-1.29x), and, without its copies of the input and of
   //   the result (2026-11-27, three runs), at 2-8 MiB too: 1.15-1.45x / 1.14-1.79x against
   //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
-  //   level at 16 MiB. The shm row comes first from 512 KiB; where a buffer is not shared it
-  //   hands the call to the next row, recursive halving below 16 MiB at 4 ranks;
+  //   level at 16 MiB (the pairwise rows below have since taken 3-9 ranks). The shm row comes
+  //   first from 512 KiB; where a buffer is not shared it hands the call to the next row;
   // - all-gather from 3 to 9 ranks on mpi and ucx, past the rows above: pairwise, every block
   //   sent straight to every peer at once (one window), where the ring passes blocks on in
   //   P - 1 dependent steps and recursive doubling in log2(P). Side by side on 2026-11-27
@@ -69,6 +69,16 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.79-1.02x against 0.83-1.12x / 0.81-1.05x); on ucx at 4 ranks ahead of the ring at most
   //   sizes from 4 KiB (1.38x / 0.85x against 0.74x / 0.41x at 1 MiB), behind recursive doubling
   //   by 7-15% below 4 MiB, which keeps its row below 512 KiB;
+  // - reduce-scatter from 3 to 9 ranks on mpi and ucx, past the rows above (shm hands plain
+  //   buffers over to it): pairwise, each block sent straight to its rank, the arrivals summed in
+  //   rank order once all are in. On 2026-11-27, with the scratch pool keeping its largest blocks
+  //   (`reduce_scatter_perf --backend mpi,ucx --algo ring,recursive_halving,pairwise`, mpi_best /
+  //   time, out / in place): at 4 ranks on mpi 1.24-3.96x from 256 KiB to 64 MiB against
+  //   recursive halving's 1.12-3.65x and the ring's 0.64-3.19x; on ucx 0.97-4.65x against
+  //   0.96-4.23x and 0.60-3.48x (recursive halving level with it up to 256 KiB); at 3 ranks on mpi
+  //   1.30-3.80x from 64 KiB to 16 MiB against the ring's 1.09-3.79x, ahead at every point but
+  //   1 MiB out of place (1.55x against 1.63x), and level at 64 MiB in the run before the pool's
+  //   change (2.09-2.11x against 1.92-2.09x). Recursive halving keeps its rows for more ranks;
   // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
@@ -110,6 +120,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_ranks = 3, .max_ranks = 9,
+       .algorithm = "pairwise"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_ranks = 3, .max_ranks = 9,
+       .algorithm = "pairwise"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .max_bytes = 16 * MiB, .min_ranks = 4,
        .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "ring"},

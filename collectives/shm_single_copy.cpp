@@ -7,7 +7,8 @@
 // rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
 // network stack. A closing barrier keeps every input untouched until all peers have read it.
 // Otherwise every rank hands the call over to the algorithm the selection table names next (the
-// ring, or recursive halving's reduce-scatter at 4 ranks up to 4 MiB; never `native`, whose MPI
+// pairwise exchange at 3-9 ranks, the ring, or recursive halving's reduce-scatter from 16 ranks
+// below 16 MiB; never `native`, whose MPI
 // collective, started from this operation's progress, could be ordered differently on different
 // ranks against later ones); they all see the same descriptors, so they all decide alike, and a
 // rank whose own input is not shared starts the takeover without waiting for the others'

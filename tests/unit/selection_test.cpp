@@ -82,17 +82,18 @@ TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
   EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 3), "ring");
 }
 
-TEST(SelectionTable, MpiReduceScatterHalvesFromFourRanksBelowTheShmRow) {
+TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](std::size_t bytes, int ranks) {
     return preferred(table, CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks);
   };
-  EXPECT_EQ(at(256 * KiB, 4), "recursive_halving");
+  EXPECT_EQ(at(256 * KiB, 16), "recursive_halving");
+  EXPECT_EQ(at(256 * KiB, 4), "pairwise");
   EXPECT_EQ(at(256 * KiB, 2), "ring");
   EXPECT_EQ(at(1 * MiB, 4), "shm");
 }
 
-TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksBelowSixteenMiB) {
+TEST(SelectionTable, MpiReduceScatterOnPlainBuffersIsPairwiseToNineRanksThenHalvesBelowSixteenMiB) {
   // What the shm row hands a call over to where some rank's buffer is not shared: the next row
   // past it (CollectiveEngine::takeover_for skips the algorithm handing over).
   const auto table = SelectionTable::measured_defaults();
@@ -102,9 +103,11 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesFromFourRanksBelowSixte
         [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
     return name ? std::string(*name) : std::string("(none)");
   };
-  EXPECT_EQ(past_shm(1 * MiB, 4), "recursive_halving");
-  EXPECT_EQ(past_shm(16 * MiB - 1, 8), "recursive_halving");
-  EXPECT_EQ(past_shm(16 * MiB, 4), "ring");
+  EXPECT_EQ(past_shm(1 * MiB, 3), "pairwise");
+  EXPECT_EQ(past_shm(64 * MiB, 9), "pairwise");
+  EXPECT_EQ(past_shm(1 * MiB, 16), "recursive_halving");
+  EXPECT_EQ(past_shm(16 * MiB - 1, 16), "recursive_halving");
+  EXPECT_EQ(past_shm(16 * MiB, 16), "ring");
   EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
 }
 
