@@ -17,6 +17,7 @@ std::unique_ptr<Algorithm> make_rabenseifner_all_reduce();
 std::unique_ptr<Algorithm> make_recursive_doubling_all_gather();
 std::unique_ptr<Algorithm> make_pairwise_all_gather();
 std::unique_ptr<Algorithm> make_pairwise_reduce_scatter();
+std::unique_ptr<Algorithm> make_pairwise_all_reduce();
 std::unique_ptr<Algorithm> make_recursive_halving_reduce_scatter();
 std::unique_ptr<Algorithm> make_pairwise_all_to_all();
 std::unique_ptr<Algorithm> make_pairwise_all_to_allv();

@@ -11,6 +11,7 @@
 #include "internal_p2p.hpp"
 #include "memory_ops.hpp"
 #include "patterns/pairwise.hpp"
+#include "patterns/partition.hpp"
 #include "recycled_allocation.hpp"
 #include "reduction.hpp"
 
@@ -20,6 +21,9 @@ namespace {
 
 /// Exchanges in flight at once: enough to keep the network busy, few enough not to flood it.
 constexpr int kWindow = 8;
+
+/// One byte offset or count per peer.
+using PeerBytes = std::vector<std::size_t>;
 
 /// Byte ranges of one exchange: what goes to and comes from each peer. An all_to_all's are
 /// one block per peer, at the peer's index in both buffers, and an all_gather's one block sent
@@ -48,8 +52,7 @@ class ExchangePlan {
     return plan;
   }
   /// Peer p's bytes go from send_offset[p] (send_bytes[p] of them) and come to recv_offset[p].
-  static ExchangePlan listed(std::vector<std::size_t> send_offset, std::vector<std::size_t> send_bytes,
-                             std::vector<std::size_t> recv_offset, std::vector<std::size_t> recv_bytes) {
+  static ExchangePlan listed(PeerBytes send_offset, PeerBytes send_bytes, PeerBytes recv_offset, PeerBytes recv_bytes) {
     ExchangePlan plan;
     plan.send_offset_ = std::move(send_offset);
     plan.send_bytes_ = std::move(send_bytes);
@@ -205,6 +208,26 @@ class PairwiseAllGather final : public OneTagAlgorithmOf<CollectiveKind::all_gat
   }
 };
 
+/// output = `own`, then each other rank's slot (rank p's at arrived + p * slot_bytes), in rank
+/// order, over `count` elements; divided for an average. `output` may be `own` (in place), which
+/// only the first reduction reads.
+void reduce_arrivals(void* output, const void* own, const std::byte* arrived, std::size_t slot_bytes,
+                     std::size_t count, int rank, int size, DataType type, ReduceOp op, MemoryKind memory) {
+  bool first = true;
+  for (int p = 0; p < size; ++p) {
+    if (p == rank) continue;
+    const std::byte* sent = arrived + static_cast<std::size_t>(p) * slot_bytes;
+    if (first) {
+      reduce_pair(output, own, sent, count, type, op, memory);
+    } else {
+      reduce_into(output, sent, count, type, op, memory);
+    }
+    first = false;
+  }
+  if (first && output != own) copy_bytes(output, own, count * size_of(type), memory);  // one rank
+  if (op == ReduceOp::avg) divide_for_average(output, count, type, size, memory);
+}
+
 /// Every rank sends block q of its input straight to rank q, kWindow peers at a time, and sums
 /// the blocks it gets, in rank order, once they are all in: with up to kWindow + 1 ranks one
 /// round of transfers, none waiting for another, where the ring takes size - 1 dependent steps.
@@ -227,33 +250,84 @@ class PairwiseReduceScatter final : public OneTagAlgorithmOf<CollectiveKind::red
       if (step == 0) {
         if (exchange) works.emplace_back(exchange, timeout);
       } else {
-        reduce_arrivals(args, arrived.get(), block, rank, size, memory);
+        const void* own = byte_offset(args.input.data, static_cast<std::size_t>(rank) * block);
+        reduce_arrivals(args.output.data, own, arrived.get(), block, args.output.count, rank, size, args.output.type,
+                        args.op, memory);
       }
+      return works;
+    });
+  }
+};
+
+/// A reduce-scatter and an all-gather, each one pairwise round: every rank sends its input's
+/// part p (of `size` nearly equal parts) straight to rank p, sums the parts it gets into its own,
+/// then sends that to every rank. Two rounds of transfers where the ring takes 2 (P - 1)
+/// dependent steps and Rabenseifner's 2 log2(P).
+class PairwiseAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
+ public:
+  PairwiseAllReduce() : AlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const int rank = comm.rank();
+    const int size = comm.size();
+    const std::size_t element = size_of(args.output.type);
+    const auto own = block_of(args.output.count, size, rank);
+    const std::size_t own_bytes = own.count * element;
+    const MemoryKind memory = args.output.memory;
+    const int tags = comm.reserve_internal_tags(2);
+    // Rank p's copy of this rank's part arrives in slot p; this rank's own slot stays unused.
+    auto arrived = comm.scratch().acquire(std::max<std::size_t>(own_bytes, 1) * static_cast<std::size_t>(size),
+                                          memory);
+    auto scatter = start_pairwise(comm, args.input.data, arrived.get(),
+                                  parts_out(args.output.count, size, rank, element, own_bytes), args.label, memory,
+                                  tags);
+    return make_schedule(2, [&comm, args, arrived, scatter = std::move(scatter), timeout = comm.timeout(), own,
+                             own_bytes, element, rank, size, memory, tags](int step) {
+      WorkList works;
+      if (step == 0) {
+        if (scatter) works.emplace_back(scatter, timeout);
+        return works;
+      }
+      void* result = byte_offset(args.output.data, own.offset * element);
+      reduce_arrivals(result, byte_offset(args.input.data, own.offset * element), arrived.get(), own_bytes, own.count,
+                      rank, size, args.output.type, args.op, memory);
+      auto gather = start_pairwise(comm, args.output.data, args.output.data,
+                                   parts_in(args.output.count, size, element, own.offset * element, own_bytes),
+                                   args.label, memory, tags + 1);
+      if (gather) works.emplace_back(std::move(gather), timeout);
       return works;
     });
   }
 
  private:
-  /// output = this rank's own block, then what each other rank sent, in rank order. In place the
-  /// output is the own block, which only the first reduction reads.
-  static void reduce_arrivals(const CollectiveArgs& args, const std::byte* arrived, std::size_t block, int rank,
-                              int size, MemoryKind memory) {
-    const auto count = args.output.count;
-    const auto type = args.output.type;
-    const void* own = byte_offset(args.input.data, static_cast<std::size_t>(rank) * block);
-    bool first = true;
-    for (int p = 0; p < size; ++p) {
-      if (p == rank) continue;
-      const std::byte* sent = arrived + static_cast<std::size_t>(p) * block;
-      if (first) {
-        reduce_pair(args.output.data, own, sent, count, type, args.op, memory);
-      } else {
-        reduce_into(args.output.data, sent, count, type, args.op, memory);
-      }
-      first = false;
+  /// The reduce-scatter round: part p of the input to rank p; from every rank, its copy of this
+  /// rank's part (`own_bytes`), into slot p.
+  static ExchangePlan parts_out(std::size_t count, int size, int rank, std::size_t element, std::size_t own_bytes) {
+    const auto peers = static_cast<std::size_t>(size);
+    PeerBytes send_offset(peers), send_bytes(peers), recv_offset(peers), recv_bytes(peers, own_bytes);
+    for (std::size_t p = 0; p < peers; ++p) {
+      const auto part = block_of(count, size, static_cast<int>(p));
+      send_offset[p] = part.offset * element;
+      send_bytes[p] = part.count * element;
+      recv_offset[p] = p * own_bytes;
     }
-    if (first && args.output.data != own) copy_bytes(args.output.data, own, block, memory);  // one rank
-    if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, type, size, memory);
+    // Nothing goes to this rank itself: its own part is read where it is.
+    send_bytes[static_cast<std::size_t>(rank)] = recv_bytes[static_cast<std::size_t>(rank)] = 0;
+    return ExchangePlan::listed(std::move(send_offset), std::move(send_bytes), std::move(recv_offset),
+                                std::move(recv_bytes));
+  }
+  /// The all-gather round: this rank's reduced part (at `own_offset`) to every rank; rank p's
+  /// into part p of the output.
+  static ExchangePlan parts_in(std::size_t count, int size, std::size_t element, std::size_t own_offset,
+                               std::size_t own_bytes) {
+    const auto peers = static_cast<std::size_t>(size);
+    PeerBytes send_offset(peers, own_offset), send_bytes(peers, own_bytes), recv_offset(peers), recv_bytes(peers);
+    for (std::size_t p = 0; p < peers; ++p) {
+      const auto part = block_of(count, size, static_cast<int>(p));
+      recv_offset[p] = part.offset * element;
+      recv_bytes[p] = part.count * element;
+    }
+    return ExchangePlan::listed(std::move(send_offset), std::move(send_bytes), std::move(recv_offset),
+                                std::move(recv_bytes));
   }
 };
 
@@ -263,5 +337,6 @@ std::unique_ptr<Algorithm> make_pairwise_all_to_all() { return std::make_unique<
 std::unique_ptr<Algorithm> make_pairwise_all_to_allv() { return std::make_unique<PairwiseAllToAllv>(); }
 std::unique_ptr<Algorithm> make_pairwise_all_gather() { return std::make_unique<PairwiseAllGather>(); }
 std::unique_ptr<Algorithm> make_pairwise_reduce_scatter() { return std::make_unique<PairwiseReduceScatter>(); }
+std::unique_ptr<Algorithm> make_pairwise_all_reduce() { return std::make_unique<PairwiseAllReduce>(); }
 
 }  // namespace meshcomm::detail

@@ -67,19 +67,20 @@ TEST(SelectionTable, RowsAnswerByRanks) {
   EXPECT_EQ(at(4), "recursive_doubling");
 }
 
-TEST(SelectionTable, AllReduceHalvesAndDoublesFromFourRanks) {
+TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
     return preferred(table, CollectiveKind::all_reduce, backend, bytes, ranks);
   };
-  EXPECT_EQ(at(BackendKind::ucx, 64 * KiB, 4), "recursive_doubling");
-  EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::ucx, 4 * MiB, 8), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::ucx, 64 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::ucx, 1 * MiB, 2), "ring");
-  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::mpi, 64 * MiB, 4), "rabenseifner");
-  EXPECT_EQ(at(BackendKind::mpi, 1 * MiB, 3), "ring");
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(at(backend, 64 * KiB, 4), "recursive_doubling");
+    EXPECT_EQ(at(backend, 128 * KiB, 4), "pairwise");
+    EXPECT_EQ(at(backend, 64 * MiB, 9), "pairwise");
+    EXPECT_EQ(at(backend, 128 * KiB, 16), "rabenseifner");
+    EXPECT_EQ(at(backend, 64 * MiB, 16), "rabenseifner");
+    EXPECT_EQ(at(backend, 1 * MiB, 3), "ring");
+    EXPECT_EQ(at(backend, 1 * MiB, 2), "ring");
+  }
 }
 
 TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
