@@ -1,5 +1,5 @@
 // Pairwise exchanges: every rank sends straight to every other, a window of peers at a time
-// (all-to-all, all-to-allv, all-gather).
+// (all-to-all, all-to-allv, all-gather, reduce-scatter, and all-reduce as the last two).
 
 #include <algorithm>
 #include <numeric>
@@ -26,9 +26,10 @@ constexpr int kWindow = 8;
 using PeerBytes = std::vector<std::size_t>;
 
 /// Byte ranges of one exchange: what goes to and comes from each peer. An all_to_all's are
-/// one block per peer, at the peer's index in both buffers, and an all_gather's one block sent
-/// to every peer from one place: neither needs lists (nor their allocations, on every call); an
-/// all_to_allv's come from the caller's counts and offsets.
+/// one block per peer, at the peer's index in both buffers, a reduce-scatter's the same without
+/// the own block's copy, and an all_gather's one block sent to every peer from one place: none
+/// needs lists (nor their allocations, on every call); an all_to_allv's come from the caller's
+/// counts and offsets, and an all-reduce's from its nearly equal parts of any count.
 class ExchangePlan {
  public:
   /// Every peer's bytes are `block` bytes at peer * block.
@@ -80,14 +81,14 @@ class ExchangePlan {
 
  private:
   /// `values[peer]`, or `uniform` where the plan has no list.
-  [[nodiscard]] static std::size_t pick(const std::vector<std::size_t>& values, int peer, std::size_t uniform) {
+  [[nodiscard]] static std::size_t pick(const PeerBytes& values, int peer, std::size_t uniform) {
     return values.empty() ? uniform : values[static_cast<std::size_t>(peer)];
   }
 
   std::size_t block_ = 0;
   std::optional<std::size_t> sent_from_;  ///< a gathering plan's one place of what it sends
   bool copies_own_block_ = true;
-  std::vector<std::size_t> send_offset_, send_bytes_, recv_offset_, recv_bytes_;
+  PeerBytes send_offset_, send_bytes_, recv_offset_, recv_bytes_;
 };
 
 /// Pairwise exchange: in step s a rank sends to rank+s and receives from rank-s, `kWindow`
@@ -177,7 +178,7 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t element = size_of(args.input.type);
     const auto peers = static_cast<std::size_t>(comm.size());
-    std::vector<std::size_t> send_offset(peers), send_bytes(peers), recv_offset(peers), recv_bytes(peers);
+    PeerBytes send_offset(peers), send_bytes(peers), recv_offset(peers), recv_bytes(peers);
     for (std::size_t peer = 0; peer < peers; ++peer) {
       send_offset[peer] = args.layout.send_offsets[peer] * element;
       send_bytes[peer] = args.layout.send_counts[peer] * element;
