@@ -22,8 +22,8 @@ namespace {
 /// Exchanges in flight at once: enough to keep the network busy, few enough not to flood it.
 constexpr int kWindow = 8;
 
-/// One byte offset or count per peer.
-using PeerBytes = std::vector<std::size_t>;
+/// One byte offset or count per peer: up to 16 peers cost no malloc (recycled_allocation.hpp).
+using PeerBytes = std::vector<std::size_t, ShortListAllocator<std::size_t, 16>>;
 
 /// Byte ranges of one exchange: what goes to and comes from each peer. An all_to_all's are
 /// one block per peer, at the peer's index in both buffers, a reduce-scatter's the same without
