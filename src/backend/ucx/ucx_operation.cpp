@@ -162,6 +162,11 @@ std::shared_ptr<WorkState> start_tag_send(const std::shared_ptr<UcxPeers>& peers
                                           int root_peer, ucp_tag_t tag, const CallSite& site, int user_tag,
                                           FinishedInside finished_inside) {
   ucp_request_param_t param{};
+  // Between processes of one host UCX's rendezvous moves the bytes through the same shared-memory
+  // queues as its eager protocol, after a round trip that needs the sender to run again: asking
+  // for fast completion keeps messages eager up to UCX_RNDV_SEND_NBR_THRESH (256 KiB by default).
+  // Across hosts the rendezvous saves copies, so it stays.
+  if (peers->same_host(root_peer)) param.op_attr_mask = UCP_OP_ATTR_FLAG_FAST_CMPL;
   auto request = ucp_tag_send_nbx(peers->endpoint(root_peer), data, bytes, tag, &param);
   if (request == nullptr && finished_inside == FinishedInside::null) return nullptr;
   return make_recycled<UcxOperation>(
