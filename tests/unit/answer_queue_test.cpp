@@ -91,6 +91,20 @@ TEST(AnswerQueue, AnAnswerLeavesOnlyAfterTheAnswersQueuedBeforeIt) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(AnswerQueue, AWaitingSendDeliversOnlyTheOldestAnswer) {
+  AnswerQueue queue;
+  Sender sender;
+  const auto made = queue_answers(queue, sender, 3);
+  queue.deliver_oldest();
+  EXPECT_EQ(sender.taken(), numbers(0, 1));
+  queue.deliver_oldest();
+  EXPECT_EQ(sender.taken(), numbers(0, 2));
+  queue.deliver_through(made[2].get());
+  queue.deliver_oldest();  // none left: nothing more leaves
+  EXPECT_EQ(sender.taken(), numbers(0, 3));
+  EXPECT_TRUE(queue.empty());
+}
+
 TEST(AnswerQueue, AnAnswerNotQueuedDeliversNothing) {
   AnswerQueue queue;
   Sender sender;

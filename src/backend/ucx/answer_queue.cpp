@@ -1,6 +1,7 @@
 #include "answer_queue.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace meshcomm::detail {
 
@@ -10,9 +11,9 @@ void AnswerQueue::add(std::shared_ptr<QueuedAnswer> answer) {
   queued_.store(queue_.size(), std::memory_order_release);
 }
 
-std::deque<std::shared_ptr<QueuedAnswer>> AnswerQueue::take_through(const QueuedAnswer* last) {
+std::deque<std::shared_ptr<QueuedAnswer>> AnswerQueue::take_through(const QueuedAnswer* last, std::size_t most) {
   std::lock_guard lock(queue_mutex_);
-  auto end = queue_.end();
+  auto end = queue_.begin() + static_cast<std::ptrdiff_t>(std::min(most, queue_.size()));
   if (last != nullptr) {
     end = std::find_if(queue_.begin(), queue_.end(), [&](const auto& queued) { return queued.get() == last; });
     if (end == queue_.end()) return {};
@@ -34,11 +35,15 @@ void AnswerQueue::deliver_through(const QueuedAnswer* answer) noexcept {
   for (const auto& taken : take_through(answer)) taken->deliver();
 }
 
-void AnswerQueue::deliver_all() noexcept {
+void AnswerQueue::deliver_all() noexcept { deliver_unless_busy(std::numeric_limits<std::size_t>::max()); }
+
+void AnswerQueue::deliver_oldest() noexcept { deliver_unless_busy(1); }
+
+void AnswerQueue::deliver_unless_busy(std::size_t most) noexcept {
   if (empty()) return;
   std::unique_lock delivering(delivering_, std::try_to_lock);
   if (!delivering.owns_lock()) return;
-  for (const auto& taken : take_through(nullptr)) taken->deliver();
+  for (const auto& taken : take_through(nullptr, most)) taken->deliver();
 }
 
 }  // namespace meshcomm::detail

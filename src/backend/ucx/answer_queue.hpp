@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -41,13 +42,19 @@ class AnswerQueue {
   void deliver_through(const QueuedAnswer* answer) noexcept;
   /// Delivers every answer queued now, unless another thread is delivering (that one goes on).
   void deliver_all() noexcept;
+  /// Delivers the oldest answer queued now, as deliver_all: for a send that waits for its
+  /// receiver's answer while that receiver may wait for this process's read in turn.
+  void deliver_oldest() noexcept;
   /// Whether none is queued: a thread may then sleep until the worker has an event.
   [[nodiscard]] bool empty() const noexcept { return queued_.load(std::memory_order_acquire) == 0; }
 
  private:
-  /// Takes the answers in front of the queue, through `last` (all of them where null); empty if
-  /// `last` is not queued.
-  std::deque<std::shared_ptr<QueuedAnswer>> take_through(const QueuedAnswer* last);
+  /// Takes the answers in front of the queue, through `last` (where null: up to `most` of them);
+  /// empty if `last` is not queued.
+  std::deque<std::shared_ptr<QueuedAnswer>> take_through(
+      const QueuedAnswer* last, std::size_t most = std::numeric_limits<std::size_t>::max());
+  /// Delivers up to `most` answers from the front, unless another thread is delivering.
+  void deliver_unless_busy(std::size_t most) noexcept;
 
   std::mutex delivering_;  ///< held while answers are delivered, so that they leave in order
   std::mutex queue_mutex_;

@@ -78,7 +78,14 @@ class SendCore final : public SingleCopyCoreState {
       }
     }
     if (announced) announced->test();  // throws where the descriptor could not be sent
-    if (!payload || !payload->test()) return false;
+    if (!payload) {
+      // Unanswered. The receiver may be waiting in turn for this process to read what it sent
+      // (an exchange that waits for its send first), so this wait reads too, oldest owed first,
+      // as any progress of Open MPI's does.
+      peers_->worker().answers().deliver_oldest();
+      return false;
+    }
+    if (!payload->test()) return false;
     std::lock_guard lock(mutex_);
     stop_counting();  // an asked-for payload is this process's traffic until it has left
     return true;
