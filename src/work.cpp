@@ -1,6 +1,7 @@
 #include "meshcomm/work.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -46,11 +47,12 @@ void Work::wait(std::chrono::milliseconds timeout) {
     // A wait that its first polls complete (a small message's reply, a peer a little behind)
     // never reads the clock for its deadline: that read and its arithmetic were a tenth of
     // an 8-byte ping-pong's instructions. The polls are those wait_until would make first.
-    for (int poll = 0; poll < detail::kPollsBeforeDeadline; ++poll) {
+    for (unsigned poll = 0; poll < detail::kPollsBeforeDeadline; ++poll) {
       if (state_->test()) {
         note_completed();
         return;
       }
+      detail::backoff(poll);  // spins unless ranks outnumber cores (yield_when_idle)
     }
     state_->wait_until(detail::deadline_after(timeout.count() > 0 ? timeout : default_timeout_));
   } catch (const Error& error) {
@@ -107,8 +109,22 @@ Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   return now + timeout;
 }
 
+namespace {
+
+/// Polls a wait makes before it first yields the core: 128 (a message between ranks on one node
+/// takes well under a microsecond), or kIdlePolls once yield_when_idle was called.
+constexpr unsigned kSpinPolls = 128;
+constexpr unsigned kIdlePolls = 1;
+std::atomic<unsigned> polls_before_yield{kSpinPolls};
+
+}  // namespace
+
+void yield_when_idle() noexcept { polls_before_yield.store(kIdlePolls, std::memory_order_relaxed); }
+
+bool yields_when_idle() noexcept { return polls_before_yield.load(std::memory_order_relaxed) == kIdlePolls; }
+
 void backoff(unsigned spins) {
-  if (spins < 128) return;
+  if (spins < polls_before_yield.load(std::memory_order_relaxed)) return;
   if (spins < 4096) {
     std::this_thread::yield();
   } else {

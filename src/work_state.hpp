@@ -136,13 +136,23 @@ void note_progress() noexcept;
 std::uint64_t progress_notes_on_this_thread() noexcept;
 
 /// How many times Work::wait tests its operation before it reads the clock for a deadline and
-/// waits with poll_until: fewer than poll_until's polls before it first yields the core.
-inline constexpr int kPollsBeforeDeadline = 32;
+/// waits with poll_until: fewer than poll_until's polls before it first yields the core, unless
+/// yield_when_idle was called.
+inline constexpr unsigned kPollsBeforeDeadline = 32;
 
 /// Waits a little before polling again: a bare spin for the first polls (a message between
 /// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
 /// so that oversubscribed ranks still progress. `spins` counts the polls so far.
 void backoff(unsigned spins);
+
+/// Makes every wait of this process yield its core from its second poll on instead of spinning
+/// first: for ranks that outnumber their host's cores (host_cores.hpp), where a spinning waiter
+/// keeps the rank it waits for from running. Backends call it when they see that at creation;
+/// it lasts as long as the process.
+void yield_when_idle() noexcept;
+
+/// Whether yield_when_idle was called.
+bool yields_when_idle() noexcept;
 
 /// Calls `done()` until it returns true or `deadline` passes, yielding the core in between and
 /// driving every registered engine now and then (progress_hooks.hpp); returns false at the

@@ -5,18 +5,21 @@
 
 #include <fmt/format.h>
 
+#include "host_cores.hpp"
 #include "work_state.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
 
-/// What each rank tells the others first: its context id proposal, its address's length, and
-/// who it is as a process (for single-copy messages and its pid in errors).
+/// What each rank tells the others first: its context id proposal, its address's length, who
+/// it is as a process (for single-copy messages and its pid in errors), and the cores it may run
+/// on (whether the ranks of a host outnumber its cores).
 struct Introduction {
   std::uint64_t context = 0;
   std::uint64_t address_bytes = 0;
   SingleCopyIdentity identity;
+  CoreSet cores;
 };
 
 }  // namespace
@@ -31,7 +34,7 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
   const ErrorContext where{.backend = "ucx", .operation = "create", .rank = bootstrap.rank()};
   const auto ranks = static_cast<std::size_t>(bootstrap.size());
   const Introduction mine{.context = worker_->propose_context(), .address_bytes = worker_->address().size(),
-                          .identity = single_copy_identity()};
+                          .identity = single_copy_identity(), .cores = CoreSet::of_this_process()};
   const auto introductions = bootstrap.all_gather(std::as_bytes(std::span(&mine, 1)));
   std::vector<Introduction> all(ranks);
   std::memcpy(all.data(), introductions.data(), introductions.size());
@@ -45,7 +48,13 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     processes_.push_back(other.identity.process);
   }
   const auto& self = identities[static_cast<std::size_t>(bootstrap.rank())];
-  for (const auto& other : identities) same_host_.push_back(same_host_and_user(other, self));
+  std::vector<CoreSet> host_cores;
+  for (std::size_t rank = 0; rank < ranks; ++rank) {
+    same_host_.push_back(same_host_and_user(identities[rank], self));
+    if (same_host_.back() != 0) host_cores.push_back(all[rank].cores);
+  }
+  // UCX's shared-memory transports move a message only while both processes run.
+  if (ranks_outnumber_cores(host_cores)) yield_when_idle();
   // Collective too (probes, then one agreement), and before any endpoint exists to leak if it throws.
   single_copy_ = single_copy_plan(bootstrap, identities, bootstrap.rank());
   context = static_cast<std::uint32_t>(agreed);
