@@ -9,16 +9,13 @@ namespace meshcomm::detail {
 
 CoreSet CoreSet::of_this_process() {
   CoreSet cores;
+  const int bits = static_cast<int>(cores.words.size() * 64);
   cpu_set_t mask;
   CPU_ZERO(&mask);
-  const int bits = static_cast<int>(cores.words.size() * 64);
-  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
-    for (int core = 0; core < bits && core < CPU_SETSIZE; ++core) {
-      if (CPU_ISSET(core, &mask)) cores.words[static_cast<std::size_t>(core / 64)] |= std::uint64_t{1} << (core % 64);
-    }
-  } else {
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    for (int core = 0; core < bits && core < online; ++core) {
+  const bool known = sched_getaffinity(0, sizeof mask, &mask) == 0;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int core = 0; core < bits && core < CPU_SETSIZE; ++core) {
+    if (known ? CPU_ISSET(core, &mask) : core < online) {
       cores.words[static_cast<std::size_t>(core / 64)] |= std::uint64_t{1} << (core % 64);
     }
   }

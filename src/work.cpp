@@ -121,8 +121,6 @@ std::atomic<unsigned> polls_before_yield{kSpinPolls};
 
 void yield_when_idle() noexcept { polls_before_yield.store(kIdlePolls, std::memory_order_relaxed); }
 
-bool yields_when_idle() noexcept { return polls_before_yield.load(std::memory_order_relaxed) == kIdlePolls; }
-
 void backoff(unsigned spins) {
   if (spins < polls_before_yield.load(std::memory_order_relaxed)) return;
   if (spins < 4096) {

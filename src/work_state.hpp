@@ -151,9 +151,6 @@ void backoff(unsigned spins);
 /// it lasts as long as the process.
 void yield_when_idle() noexcept;
 
-/// Whether yield_when_idle was called.
-bool yields_when_idle() noexcept;
-
 /// Calls `done()` until it returns true or `deadline` passes, yielding the core in between and
 /// driving every registered engine now and then (progress_hooks.hpp); returns false at the
 /// deadline. For states that progress by being tested.
