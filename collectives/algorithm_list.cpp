@@ -23,6 +23,7 @@ AlgorithmList AlgorithmList::built_in() {
   all.push_back(make_pairwise_all_to_all());
   all.push_back(make_pairwise_all_to_allv());
   all.push_back(make_binomial_broadcast());
+  all.push_back(make_shm_broadcast());
   for (auto& native : make_native_algorithms()) all.push_back(std::move(native));
   for (auto& eager : make_eager_algorithms()) all.push_back(std::move(eager));
   for (const auto& algorithm : all) {

@@ -12,14 +12,14 @@ namespace meshcomm::detail {
 namespace {
 
 /// Binomial tree rooted at `root`: receive from the parent, then send to every child at once.
-class BinomialBroadcast final : public AlgorithmOf<CollectiveKind::broadcast> {
+class BinomialBroadcast final : public OneTagAlgorithmOf<CollectiveKind::broadcast> {
  public:
-  BinomialBroadcast() : AlgorithmOf("binomial") {}
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  BinomialBroadcast() : OneTagAlgorithmOf("binomial") {}
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     const int size = comm.size();
     const int root = args.root;
     const int relative = wrap_rank(comm.rank() - root, size);
-    const int tag = comm.reserve_internal_tags(1);
     return make_schedule(2, [&comm, args, size, root, relative, tag](int step) {
       WorkList works;
       if (step == 0 && relative != 0) {

@@ -97,7 +97,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ahead of MPI_Ibcast or level at every size above the eager slots on 2026-11-27: over
   //   mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and in place),
   //   0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out of place
-  //   and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays there.
+  //   and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays there below
+  //   512 KiB. From 512 KiB the shm broadcast comes first on mpi and ucx: on allocate_shared
+  //   buffers every rank copies the root's buffer at once, 1.26-1.60x / 1.90-3.20x mpi_best out /
+  //   in place from 1 to 64 MiB at 2-4 ranks on 2026-11-27 (the tree and native 0.65-1.23x);
+  //   on plain buffers it hands the call to the tree (never native), which at 3-4 ranks on mpi
+  //   measured level with native or ahead (auto 0.75-1.12x / 0.89-1.40x against native's
+  //   0.59-0.98x / 0.91-1.09x at 4 ranks, 1-64 MiB, three launches).
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
@@ -144,6 +150,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
+      {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::broadcast, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .max_bytes = 8 * KiB, .algorithm = "binomial"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .max_ranks = 2, .algorithm = "binomial"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .algorithm = "native"},

@@ -8,7 +8,7 @@
 // network stack. A closing barrier keeps every input untouched until all peers have read it.
 // Otherwise every rank hands the call over to the algorithm the selection table names next (the
 // pairwise exchange at 3-9 ranks, the ring, or recursive halving's reduce-scatter from 16 ranks
-// below 16 MiB; never `native`, whose MPI
+// below 16 MiB, the binomial tree for a broadcast; never `native`, whose MPI
 // collective, started from this operation's progress, could be ordered differently on different
 // ranks against later ones); they all see the same descriptors, so they all decide alike, and a
 // rank whose own input is not shared starts the takeover without waiting for the others'
@@ -147,19 +147,21 @@ class SingleCopySchedule {
   }
 };
 
-std::string needs_processes(const CollectiveArgs& args, const CommunicatorImpl& comm) {
-  if (args.output.memory != MemoryKind::host) return "the shm algorithms read host memory through shared segments";
-  const auto kind = comm.backend().kind();
-  if (kind == BackendKind::mpi || kind == BackendKind::ucx) return {};  // one rank per process
-  return "the shm algorithms join processes on one node; inproc ranks already share memory";
-}
-
-class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
+/// The shm algorithm of `Kind`: it runs between processes, on host memory.
+template <CollectiveKind Kind>
+class ShmAlgorithmOf : public AlgorithmOf<Kind> {
  public:
-  ShmAllGather() : AlgorithmOf("shm") {}
+  ShmAlgorithmOf() : AlgorithmOf<Kind>("shm") {}
   std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
-    return needs_processes(args, comm);
+    if (args.output.memory != MemoryKind::host) return "the shm algorithms read host memory through shared segments";
+    const auto kind = comm.backend().kind();
+    if (kind == BackendKind::mpi || kind == BackendKind::ucx) return {};  // one rank per process
+    return "the shm algorithms join processes on one node; inproc ranks already share memory";
   }
+};
+
+class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
+ public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t block = args.input.bytes();
     const int rank = comm.rank();
@@ -178,12 +180,8 @@ class ShmAllGather final : public AlgorithmOf<CollectiveKind::all_gather> {
   }
 };
 
-class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter> {
+class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scatter> {
  public:
-  ShmReduceScatter() : AlgorithmOf("shm") {}
-  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
-    return needs_processes(args, comm);
-  }
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t block = args.output.bytes();
     const int rank = comm.rank();
@@ -216,9 +214,28 @@ class ShmReduceScatter final : public AlgorithmOf<CollectiveKind::reduce_scatter
   }
 };
 
+/// Every rank copies the root's buffer into its own. As for the other two, it runs where every
+/// rank's buffer is shared (all ranks decide alike from the same descriptors), else hands over.
+class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
+ public:
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const std::size_t bytes = args.output.bytes();
+    const int root = args.root;
+    const bool receives = comm.rank() != root;
+    void* output = args.output.data;
+    return SingleCopySchedule::start(
+        comm, args, *this, [output, bytes, root, receives](const std::vector<const std::byte*>& inputs) {
+          // Every rank reads the root's buffer at once, where a tree passes it on in log2(P)
+          // dependent steps; the closing barrier keeps the root's buffer untouched until all have.
+          if (receives && bytes > 0) copy_host_bytes(output, inputs[static_cast<std::size_t>(root)], bytes, bytes);
+        });
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Algorithm> make_shm_all_gather() { return std::make_unique<ShmAllGather>(); }
 std::unique_ptr<Algorithm> make_shm_reduce_scatter() { return std::make_unique<ShmReduceScatter>(); }
+std::unique_ptr<Algorithm> make_shm_broadcast() { return std::make_unique<ShmBroadcast>(); }
 
 }  // namespace meshcomm::detail

@@ -28,11 +28,11 @@ TEST(MpiCollectives, EagerTimeoutNamesAMissingRank) { check_eager_timeout_names_
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
 TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mpi_world()); }
 // The shm path on shared buffers with counts that differ by rank (1000 against 1024, and against
-// 2^20, where rank 0 would read past a peer's segment): every rank fails, none crashes.
+// 2^20, where a rank would read past a peer's segment): every rank fails, none crashes.
 TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
   auto& world = mpi_world();
   for (std::size_t other_count : {std::size_t{1024}, std::size_t{1} << 20}) {
-    for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::broadcast}) {
       auto comm = world.split(0, world.rank());
       const std::size_t count = comm.rank() == 0 ? 1000 : other_count;
       auto input = comm.allocate_shared(other_count * comm.size() * sizeof(float));
@@ -42,6 +42,8 @@ TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
         if (kind == CollectiveKind::all_gather) {
           comm.all_gather(std::span<const float>(in.first(count)), out.first(count * comm.size()), {.algorithm = "shm"})
               .wait(std::chrono::milliseconds(500));
+        } else if (kind == CollectiveKind::broadcast) {
+          comm.broadcast(out.first(count), {.root = 0, .algorithm = "shm"}).wait(std::chrono::milliseconds(500));
         } else {
           comm.reduce_scatter(std::span<const float>(in.first(count * comm.size())), out.first(count),
                               {.algorithm = "shm"})
@@ -88,9 +90,9 @@ TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
 namespace meshcomm::testing {
 namespace {
 
-/// The shm all-gather and reduce-scatter, with every rank's buffers in meshcomm shared memory
-/// (the single-copy path) or only rank 0's (every rank falls back to the ring: rank 0 once it has
-/// heard from the others, the others at once). The largest count takes the copies past the
+/// The shm all-gather, reduce-scatter and broadcast, with every rank's buffers in meshcomm shared
+/// memory (the single-copy path) or only rank 0's (every rank hands the call over: rank 0 once it
+/// has heard from the others, the others at once). The largest count takes the copies past the
 /// streaming threshold, with blocks that start mid cache line.
 void check_shm_collectives(bool only_rank_zero_shared) {
   auto& comm = mpi_world();
@@ -124,6 +126,18 @@ void check_shm_collectives(bool only_rank_zero_shared) {
                                         [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, rank * count + i, size); }),
                 0U)
           << "reduce_scatter count " << count << " in_place " << in_place;
+      // broadcast (always in place), from the first and the last rank
+      if (in_place) continue;
+      for (int root : {0, size - 1}) {
+        auto data = output.first(count);
+        verifiable::fill(data.data(), 0, count, DataType::f32,
+                         [&](std::size_t i) { return verifiable::payload(rank == root ? root : size + rank, 1, i); });
+        comm.broadcast(data, {.root = root, .algorithm = "shm"}).wait();
+        EXPECT_EQ(verifiable::count_wrong(data.data(), 0, count, DataType::f32,
+                                          [&](std::size_t i) { return verifiable::payload(root, 1, i); }),
+                  0U)
+            << "broadcast from " << root << " count " << count;
+      }
     }
   }
 }

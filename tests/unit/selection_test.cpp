@@ -46,18 +46,35 @@ TEST(SelectionTable, RowsAnswerBySizeAndBackend) {
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::inproc, 1 * MiB), "ring");
   EXPECT_EQ(preferred(table, CollectiveKind::all_gather, BackendKind::nccl, 1 * KiB), "native");
   EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * KiB), "binomial");
-  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "binomial");
+  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 256 * KiB), "binomial");
+  EXPECT_EQ(preferred(table, CollectiveKind::broadcast, BackendKind::mpi, 1 * MiB), "shm");
 }
 
-TEST(SelectionTable, BroadcastOnMpiIsOpenMpisOwnFromThreeRanks) {
+TEST(SelectionTable, BroadcastIsSharedFromHalfAMebibyteAndOnMpiOpenMpisOwnBelowItFromThreeRanks) {
   const auto table = SelectionTable::measured_defaults();
-  auto at = [&](std::size_t bytes, int ranks) {
-    return preferred(table, CollectiveKind::broadcast, BackendKind::mpi, bytes, ranks);
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
+    return preferred(table, CollectiveKind::broadcast, backend, bytes, ranks);
   };
-  EXPECT_EQ(at(1 * KiB, 4), "binomial");
-  EXPECT_EQ(at(1 * MiB, 2), "binomial");
-  EXPECT_EQ(at(1 * MiB, 3), "native");
-  EXPECT_EQ(at(64 * MiB, 4), "native");
+  EXPECT_EQ(at(BackendKind::mpi, 1 * KiB, 4), "binomial");
+  EXPECT_EQ(at(BackendKind::mpi, 256 * KiB, 2), "binomial");
+  EXPECT_EQ(at(BackendKind::mpi, 256 * KiB, 3), "native");
+  EXPECT_EQ(at(BackendKind::ucx, 256 * KiB, 4), "binomial");
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(at(backend, 512 * KiB, 2), "shm") << to_string(backend);
+    EXPECT_EQ(at(backend, 64 * MiB, 4), "shm") << to_string(backend);
+  }
+  EXPECT_EQ(at(BackendKind::inproc, 1 * MiB, 4), "binomial");
+  // Where a buffer is not shared, shm hands the call to the first row past it that can take a
+  // call over: never native (CollectiveEngine::takeover_for), so the tree on every backend.
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    for (int ranks : {2, 4}) {
+      auto takes_over = [](std::string_view algorithm) {
+        return algorithm != "eager" && algorithm != "shm" && algorithm != "native";
+      };
+      auto name = table.first_preferred(CollectiveKind::broadcast, backend, 1 * MiB, ranks, takes_over);
+      EXPECT_EQ(name.value_or("(none)"), "binomial") << to_string(backend) << " " << ranks;
+    }
+  }
 }
 
 TEST(SelectionTable, RowsAnswerByRanks) {
