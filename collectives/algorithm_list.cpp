@@ -21,6 +21,7 @@ AlgorithmList AlgorithmList::built_in() {
   all.push_back(make_rabenseifner_all_reduce());
   all.push_back(make_pairwise_all_reduce());
   all.push_back(make_pairwise_all_to_all());
+  all.push_back(make_shm_all_to_all());
   all.push_back(make_pairwise_all_to_allv());
   all.push_back(make_binomial_broadcast());
   all.push_back(make_shm_broadcast());

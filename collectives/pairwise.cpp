@@ -135,13 +135,12 @@ constexpr int kSwapWindow = 1;
 /// and sending from that copy touches twice the buffer (ucx, -np 4, 1-64 MiB: 1.15-3.2x faster in
 /// place than that).
 std::shared_ptr<WorkState> start_swaps(CommunicatorImpl& comm, void* data, std::size_t block, OperationLabel label,
-                                       MemoryKind memory) {
+                                       MemoryKind memory, int tag) {
   const int rank = comm.rank();
   const int size = comm.size();
   const int rounds = swap_rounds(size);
   const int batches = (rounds + kSwapWindow - 1) / kSwapWindow;
   auto outgoing = comm.scratch().acquire(std::min(rounds, kSwapWindow) * block, memory);
-  const int tag = comm.reserve_internal_tags(1);
   return make_schedule(
       batches, [&comm, data, block, outgoing, rank, size, rounds, tag, label, memory](int batch) {
         WorkList works;
@@ -159,16 +158,17 @@ std::shared_ptr<WorkState> start_swaps(CommunicatorImpl& comm, void* data, std::
       });
 }
 
-class PairwiseAllToAll final : public AlgorithmOf<CollectiveKind::all_to_all> {
+class PairwiseAllToAll final : public OneTagAlgorithmOf<CollectiveKind::all_to_all> {
  public:
-  PairwiseAllToAll() : AlgorithmOf("pairwise") {}
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  PairwiseAllToAll() : OneTagAlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     const int size = comm.size();
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size);
     const MemoryKind memory = args.output.memory;
-    if (args.in_place) return start_swaps(comm, args.output.data, block, args.label, memory);
+    if (args.in_place) return start_swaps(comm, args.output.data, block, args.label, memory, tag);
     return start_pairwise(comm, args.input.data, args.output.data, ExchangePlan::uniform(block), args.label, memory,
-                          comm.reserve_internal_tags(1));
+                          tag);
   }
 };
 

@@ -86,7 +86,12 @@ SelectionTable SelectionTable::measured_defaults() {
   //   and 12 in place, by up to 1.4x (1.45x against 1.06x mpi_best at 2 MiB out of place), never
   //   more than 11% behind; on ucx ahead at 7 and 8 of 10. At 3 ranks it was level with the
   //   ring (two runs, 0.89-2.66x against 0.80-2.51x, either ahead by turns), which keeps 3;
-  // - all-to-all and all-to-allv are pairwise on every backend. Against Open MPI's own
+  // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
+  //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
+  //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place, and on plain buffers, it
+  //   hands the call to pairwise (paired with pairwise on plain buffers at 2 ranks, 24 points
+  //   from 1 to 64 MiB: median 0.99x out of place, the cost of the descriptor exchange);
+  // - all-to-all and all-to-allv are otherwise pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4
   //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
@@ -99,11 +104,12 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out of place
   //   and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays there below
   //   512 KiB. From 512 KiB the shm broadcast comes first on mpi and ucx: on allocate_shared
-  //   buffers every rank copies the root's buffer at once, 1.26-1.60x / 1.90-3.20x mpi_best out /
-  //   in place from 1 to 64 MiB at 2-4 ranks on 2026-11-27 (the tree and native 0.65-1.23x);
-  //   on plain buffers it hands the call to the tree (never native), which at 3-4 ranks on mpi
-  //   measured level with native or ahead (auto 0.75-1.12x / 0.89-1.40x against native's
-  //   0.59-0.98x / 0.91-1.09x at 4 ranks, 1-64 MiB, three launches).
+  //   buffers every rank copies the root's buffer at once: 1.19-1.79x / 1.89-3.20x mpi_best out /
+  //   in place from 1 to 64 MiB at 2-4 ranks on 2026-11-27 (0.84-1.06x out of place at 4 MiB, 4
+  //   ranks, mpi), where the tree and native ran 0.59-1.23x. On plain buffers it hands the call to
+  //   the tree (never native): at 3 ranks on mpi level with native (paired median 0.99x / 1.02x,
+  //   1-64 MiB, three launches), at 4 ranks ahead out of place and behind in place (1.15x /
+  //   0.96x); at 2 ranks the tree was the row already.
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
@@ -148,6 +154,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
+      {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},

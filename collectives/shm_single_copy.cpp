@@ -214,6 +214,26 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
   }
 };
 
+/// Out of place, every rank copies its block of each peer's input into the peer's place in its
+/// output. In place a rank would overwrite blocks its peers have yet to read: every rank hands
+/// those calls at once to the algorithm a plain buffer would get.
+class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
+ public:
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    if (args.in_place) return comm.collectives().takeover_for(comm, args, *this).start(comm, args);
+    const std::size_t block = args.input.bytes() / static_cast<std::size_t>(comm.size());
+    const std::size_t from = block * static_cast<std::size_t>(comm.rank());
+    void* output = args.output.data;
+    return SingleCopySchedule::start(
+        comm, args, *this, [output, block, from](const std::vector<const std::byte*>& inputs) {
+          if (block == 0) return;
+          for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
+            copy_host_bytes(byte_offset(output, peer * block), inputs[peer] + from, block, block * inputs.size());
+          }
+        });
+  }
+};
+
 /// Every rank copies the root's buffer into its own. As for the other two, it runs where every
 /// rank's buffer is shared (all ranks decide alike from the same descriptors), else hands over.
 class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
@@ -237,5 +257,6 @@ class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
 std::unique_ptr<Algorithm> make_shm_all_gather() { return std::make_unique<ShmAllGather>(); }
 std::unique_ptr<Algorithm> make_shm_reduce_scatter() { return std::make_unique<ShmReduceScatter>(); }
 std::unique_ptr<Algorithm> make_shm_broadcast() { return std::make_unique<ShmBroadcast>(); }
+std::unique_ptr<Algorithm> make_shm_all_to_all() { return std::make_unique<ShmAllToAll>(); }
 
 }  // namespace meshcomm::detail

@@ -32,7 +32,8 @@ TEST(MpiCollectives, MismatchedCallsFailOnEveryRank) { check_mismatched_calls(mp
 TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
   auto& world = mpi_world();
   for (std::size_t other_count : {std::size_t{1024}, std::size_t{1} << 20}) {
-    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::broadcast}) {
+    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::broadcast,
+                      CollectiveKind::all_to_all}) {
       auto comm = world.split(0, world.rank());
       const std::size_t count = comm.rank() == 0 ? 1000 : other_count;
       auto input = comm.allocate_shared(other_count * comm.size() * sizeof(float));
@@ -44,6 +45,10 @@ TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
               .wait(std::chrono::milliseconds(500));
         } else if (kind == CollectiveKind::broadcast) {
           comm.broadcast(out.first(count), {.root = 0, .algorithm = "shm"}).wait(std::chrono::milliseconds(500));
+        } else if (kind == CollectiveKind::all_to_all) {
+          comm.all_to_all(std::span<const float>(in.first(count * comm.size())), out.first(count * comm.size()),
+                          {.algorithm = "shm"})
+              .wait(std::chrono::milliseconds(500));
         } else {
           comm.reduce_scatter(std::span<const float>(in.first(count * comm.size())), out.first(count),
                               {.algorithm = "shm"})
@@ -90,10 +95,10 @@ TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
 namespace meshcomm::testing {
 namespace {
 
-/// The shm all-gather, reduce-scatter and broadcast, with every rank's buffers in meshcomm shared
-/// memory (the single-copy path) or only rank 0's (every rank hands the call over: rank 0 once it
-/// has heard from the others, the others at once). The largest count takes the copies past the
-/// streaming threshold, with blocks that start mid cache line.
+/// The shm all-gather, reduce-scatter, broadcast and all-to-all (out of place), with every rank's
+/// buffers in meshcomm shared memory (the single-copy path) or only rank 0's (every rank hands
+/// the call over: rank 0 once it has heard from the others, the others at once). The largest
+/// count takes the copies past the streaming threshold, with blocks that start mid cache line.
 void check_shm_collectives(bool only_rank_zero_shared) {
   auto& comm = mpi_world();
   const int size = comm.size();
@@ -126,8 +131,19 @@ void check_shm_collectives(bool only_rank_zero_shared) {
                                         [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, rank * count + i, size); }),
                 0U)
           << "reduce_scatter count " << count << " in_place " << in_place;
-      // broadcast (always in place), from the first and the last rank
+      // broadcast (always in place), from the first and the last rank; all_to_all out of place
       if (in_place) continue;
+      for (int to = 0; to < size; ++to) {
+        verifiable::fill(input.data(), to * count, count, DataType::f32,
+                         [&](std::size_t i) { return verifiable::payload(rank, to, i); });
+      }
+      comm.all_to_all(std::span<const float>(input), output, {.algorithm = "shm"}).wait();
+      for (int from = 0; from < size; ++from) {
+        EXPECT_EQ(verifiable::count_wrong(output.data(), from * count, count, DataType::f32,
+                                          [&](std::size_t i) { return verifiable::payload(from, rank, i); }),
+                  0U)
+            << "all_to_all from " << from << " count " << count;
+      }
       for (int root : {0, size - 1}) {
         auto data = output.first(count);
         verifiable::fill(data.data(), 0, count, DataType::f32,

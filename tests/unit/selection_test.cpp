@@ -77,6 +77,20 @@ TEST(SelectionTable, BroadcastIsSharedFromHalfAMebibyteAndOnMpiOpenMpisOwnBelowI
   }
 }
 
+TEST(SelectionTable, AllToAllIsSharedFromHalfAMebibyteElsePairwise) {
+  const auto table = SelectionTable::measured_defaults();
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    for (int ranks : {2, 4}) {
+      EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 256 * KiB, ranks), "pairwise");
+      EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 512 * KiB, ranks), "shm");
+      auto takes_over = [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; };
+      auto name = table.first_preferred(CollectiveKind::all_to_all, backend, 64 * MiB, ranks, takes_over);
+      EXPECT_EQ(name.value_or("(none)"), "pairwise") << to_string(backend) << " " << ranks;
+    }
+  }
+  EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, BackendKind::inproc, 1 * MiB, 4), "pairwise");
+}
+
 TEST(SelectionTable, RowsAnswerByRanks) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](int ranks) { return preferred(table, CollectiveKind::all_gather, BackendKind::mpi, 1 * KiB, ranks); };
