@@ -97,8 +97,8 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
   //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
-  //   7.2-7.5 us at 64 KiB); broadcast is native from 8 KiB, while below it the binomial tree's
-  //   plain sends beat MPI_Ibcast (1.04-1.7x). At two ranks the tree is one send, which was
+  //   7.2-7.5 us at 64 KiB); broadcast from 3 ranks on mpi is native from 8 to 512 KiB, while
+  //   below it the tree's plain sends beat MPI_Ibcast (1.04-1.7x). At two ranks the tree is one send, which was
   //   ahead of MPI_Ibcast or level at every size above the eager slots on 2026-11-27: over
   //   mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and in place),
   //   0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out of place
