@@ -10,6 +10,7 @@
 #include "environment.hpp"
 #include "hot_path.hpp"
 #include "recycled_allocation.hpp"
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -74,6 +75,8 @@ CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable tabl
 }
 
 std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
+  // A malformed MESHCOMM_STREAMING_COPY_BYTES fails the communicator's creation, not a copy.
+  (void)streaming_copy_threshold();
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
   if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);

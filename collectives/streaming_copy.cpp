@@ -12,6 +12,8 @@
 #include <immintrin.h>
 #endif
 
+#include "environment.hpp"
+
 namespace meshcomm::detail {
 namespace {
 
@@ -59,7 +61,11 @@ std::size_t cache_share_bytes() {
 }  // namespace
 
 std::size_t streaming_copy_threshold() {
-  static const std::size_t threshold = cache_share_bytes();
+  static const std::size_t threshold = [] {
+    const auto setting = environment_variable("MESHCOMM_STREAMING_COPY_BYTES");
+    return setting ? parse_byte_count(*setting, "MESHCOMM_STREAMING_COPY_BYTES", {.operation = "create"})
+                   : cache_share_bytes();
+  }();
   return threshold;
 }
 

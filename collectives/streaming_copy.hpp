@@ -10,9 +10,11 @@
 
 namespace meshcomm::detail {
 
-/// The size from which a copy should stream: one CPU's share of the largest cache it reaches (the
-/// cache's size over the CPUs sharing it, as the kernel lists them; 4 MiB where it lists none).
-/// Read once.
+/// The size from which a copy should stream: MESHCOMM_STREAMING_COPY_BYTES if set (a byte count
+/// such as 65536 or 4M), else one CPU's share of the largest cache it reaches (the cache's size
+/// over the CPUs sharing it, as the kernel lists them; 4 MiB where it lists none). Read once; a
+/// malformed setting throws Error(invalid_argument) naming it, at each call until it is fixed
+/// (CollectiveEngine::from_environment calls this first, as a communicator is created).
 std::size_t streaming_copy_threshold();
 
 /// The stores a streaming copy uses: the widest this CPU has, or one width named (for tests).

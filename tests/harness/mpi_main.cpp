@@ -1,6 +1,8 @@
 // GoogleTest main for tests run under mpirun: every process runs every test on the shared world
 // communicator. Rank 0 prints the usual report; other ranks print only their failures.
 // MESHCOMM_TEST_BACKEND=ucx runs them on the ucx backend (MPI then only bootstraps).
+// Host copies stream from 256 KiB here unless MESHCOMM_STREAMING_COPY_BYTES says otherwise, so
+// that tests of a few MiB cross that threshold on every machine, whatever its cache.
 
 #include <gtest/gtest.h>
 
@@ -39,6 +41,7 @@ Communicator& mpi_world() { return *world_communicator; }
 }  // namespace meshcomm::testing
 
 int main(int argc, char** argv) {
+  ::setenv("MESHCOMM_STREAMING_COPY_BYTES", "256K", 0);
   meshcomm::MpiSession session(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   meshcomm::MpiBootstrap bootstrap(MPI_COMM_WORLD, meshcomm::testing::kTestTimeout);

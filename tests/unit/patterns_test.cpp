@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "chunked_ring.hpp"
 #include "dissemination_barrier.hpp"
@@ -118,6 +121,26 @@ TEST(Environment, ParsesDurations) {
       EXPECT_EQ(error.code(), ErrorCode::invalid_argument);
       EXPECT_NE(std::string(error.what()).find("MESHCOMM_TIMEOUT"), std::string::npos);
       EXPECT_NE(std::string(error.what()).find("'500ms'"), std::string::npos) << "lists the valid forms";
+    }
+  }
+}
+
+TEST(Environment, ParsesByteCounts) {
+  EXPECT_EQ(parse_byte_count("0", "B"), 0U);
+  EXPECT_EQ(parse_byte_count("65536", "B"), 65536U);
+  EXPECT_EQ(parse_byte_count("64K", "B"), std::size_t{64} << 10);
+  EXPECT_EQ(parse_byte_count("3M", "B"), std::size_t{3} << 20);
+  EXPECT_EQ(parse_byte_count("1023G", "B"), std::size_t{1023} << 30);
+  for (const char* bad : {"", "K", "12Q", "-1", "1.5M", "4 K", "1024G", "1099511627776", "99999999999999999999999"}) {
+    try {
+      (void)parse_byte_count(bad, "MESHCOMM_STREAMING_COPY_BYTES");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find(fmt::format("MESHCOMM_STREAMING_COPY_BYTES = '{}'", bad)),
+                std::string::npos)
+          << error.what();
+      EXPECT_NE(std::string(error.what()).find("64K"), std::string::npos) << "lists the valid forms";
     }
   }
 }

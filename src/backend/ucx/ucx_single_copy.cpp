@@ -24,22 +24,7 @@ bool single_copy_allowed() {
 std::size_t single_copy_threshold() {
   const auto setting = environment_variable("MESHCOMM_UCX_SINGLE_COPY_BYTES");
   if (!setting) return kSingleCopyBytes;
-  const std::string text(*setting);
-  std::size_t digits = 0;
-  std::uint64_t value = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9' && value < (std::uint64_t{1} << 40)) {
-    value = value * 10 + static_cast<std::uint64_t>(text[digits++] - '0');
-  }
-  const std::string unit = text.substr(digits);
-  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
-  if (digits == 0 || shift < 0 || value >= (std::uint64_t{1} << 40)) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("MESHCOMM_UCX_SINGLE_COPY_BYTES = '{}' is not a size; valid: a byte count such as 65536, "
-                            "64K, 1M or 1G",
-                            text),
-                {.backend = "ucx", .operation = "create"});
-  }
-  return static_cast<std::size_t>(value << shift);
+  return parse_byte_count(*setting, "MESHCOMM_UCX_SINGLE_COPY_BYTES", {.backend = "ucx", .operation = "create"});
 }
 
 }  // namespace
