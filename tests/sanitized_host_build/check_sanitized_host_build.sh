@@ -27,6 +27,19 @@ step=$1
 source_dir=$2
 build_dir=$3/sanitized-host-build
 
+# The end of each failed test's output (the first three), from ctest's own record of the run.
+show_failed_tests_output() {
+  local record=$build_dir/Testing/Temporary
+  [[ -f $record/LastTestsFailed.log ]] || return 0
+  head -3 "$record/LastTestsFailed.log" | while IFS=: read -r _ name; do
+    echo "---- the last 40 lines from $name ----"
+    awk -v start="Testing: $name" -v stop="\"$name\" end time:" '
+      !on && substr($0, length($0) - length(start) + 1) == start { on = 1 }
+      on { print }
+      on && index($0, stop) == 1 { exit }' "$record/LastTest.log" | tail -40
+  done
+}
+
 case "$step" in
   build)
     cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-Og -g1" \
@@ -46,6 +59,7 @@ case "$step" in
     ctest --test-dir "$build_dir" -L 'unit|threads|mpi' -LE numeric -E '^install_consumer$|ExactResults/.*_world16|^mpi_tests(_ucx)?_np3$' \
           --parallel "$(nproc)" --timeout 600 --output-on-failure > "$build_dir-tests.log" 2>&1 || {
       grep -E "tests passed|\*\*\*|ERROR: AddressSanitizer|runtime error" "$build_dir-tests.log" | head -40
+      show_failed_tests_output
       exit 1
     }
     grep "tests passed" "$build_dir-tests.log"
