@@ -20,6 +20,7 @@ AlgorithmList AlgorithmList::built_in() {
   all.push_back(make_recursive_doubling_all_reduce());
   all.push_back(make_rabenseifner_all_reduce());
   all.push_back(make_pairwise_all_reduce());
+  all.push_back(make_shm_all_reduce());
   all.push_back(make_pairwise_all_to_all());
   all.push_back(make_shm_all_to_all());
   all.push_back(make_pairwise_all_to_allv());

@@ -268,13 +268,17 @@ class PairwiseAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
  public:
   PairwiseAllReduce() : AlgorithmOf("pairwise") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    return start_on_tags(comm, args, comm.reserve_internal_tags(takeover_tags()));
+  }
+  int takeover_tags() const noexcept override { return 2; }  // one per round
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tags) const override {
     const int rank = comm.rank();
     const int size = comm.size();
     const std::size_t element = size_of(args.output.type);
     const auto own = block_of(args.output.count, size, rank);
     const std::size_t own_bytes = own.count * element;
     const MemoryKind memory = args.output.memory;
-    const int tags = comm.reserve_internal_tags(2);
     // Rank p's copy of this rank's part arrives in slot p; this rank's own slot stays unused.
     auto arrived = comm.scratch().acquire(std::max<std::size_t>(own_bytes, 1) * static_cast<std::size_t>(size),
                                           memory);

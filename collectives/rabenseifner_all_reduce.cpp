@@ -17,15 +17,16 @@ namespace {
 
 /// Any count (blocks differ by one element at most) on a power-of-two number of ranks. Every
 /// block is reduced by one rank and copied to the others, so all ranks hold identical results.
-class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
+class RabenseifnerAllReduce final : public OneTagAlgorithmOf<CollectiveKind::all_reduce> {
  public:
-  RabenseifnerAllReduce() : AlgorithmOf("rabenseifner") {}
+  RabenseifnerAllReduce() : OneTagAlgorithmOf("rabenseifner") {}
 
   std::string unsupported_reason(const CollectiveArgs&, const CommunicatorImpl& comm) const override {
     return needs_power_of_two_ranks(comm);
   }
 
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     struct Context {
       std::shared_ptr<std::byte[]> incoming;
       Block pending;  // elements received into `incoming` that still have to be reduced
@@ -44,7 +45,6 @@ class RabenseifnerAllReduce final : public AlgorithmOf<CollectiveKind::all_reduc
     auto context = make_recycled<Context>();
     // The first round receives the larger half: the leading blocks hold the extra elements.
     context->incoming = comm.scratch().acquire(blocks_of(count, size, 0, size / 2).count * element, memory);
-    const int tag = comm.reserve_internal_tags(1);
     auto elements_into = [element](auto* data) {
       return [data, element](std::size_t elements) { return byte_offset(data, elements * element); };
     };

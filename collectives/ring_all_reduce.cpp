@@ -16,13 +16,17 @@ class RingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
  public:
   RingAllReduce() : AlgorithmOf("ring") {}
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    // Both halves' tags are reserved now, in issue order: the all-gather starts later, from the
+    // progress of this operation, when other operations may have reserved tags since.
+    return start_on_tags(comm, args, comm.reserve_internal_tags(takeover_tags()));
+  }
+  int takeover_tags() const noexcept override { return 2 * ring_max_chunks(); }
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int first_tag) const override {
     const auto blocks = nearly_equal_blocks(args.output.count, comm.size());
     const auto mine = blocks[comm.rank()];
     void* my_block = byte_offset(args.output.data, mine.offset * size_of(args.output.type));
     const auto timeout = comm.timeout();
-    // Both halves' tags are reserved now, in issue order: the all-gather starts later, from the
-    // progress of this operation, when other operations may have reserved tags since.
-    const int first_tag = comm.reserve_internal_tags(2 * ring_max_chunks());
     return make_schedule(2, [&comm, args, blocks, my_block, timeout, first_tag](int step) {
       WorkList works;
       if (step == 0) {

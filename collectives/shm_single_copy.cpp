@@ -1,21 +1,23 @@
 // Single-copy collectives through shared memory, for ranks that are processes on one node.
 //
-// Each rank first tells the others where its input lives: through the communicator's eager
-// slots where it has them (an all-gather of the descriptors, a fraction of a microsecond), else
-// by messages (2-3 us at two ranks on mpi). When every rank's input is in a
-// meshcomm shared segment (Communicator::allocate_shared) and all ranks are on one host, each
-// rank reads its peers' inputs straight from their memory: one copy per byte, no staging, no
-// network stack. A closing barrier keeps every input untouched until all peers have read it.
-// Otherwise every rank hands the call over to the algorithm the selection table names next (the
-// pairwise exchange at 3-9 ranks, the ring, or recursive halving's reduce-scatter from 16 ranks
-// below 16 MiB, the binomial tree for a broadcast; never `native`, whose MPI
-// collective, started from this operation's progress, could be ordered differently on different
-// ranks against later ones); they all see the same descriptors, so they all decide alike, and a
-// rank whose own input is not shared starts the takeover without waiting for the others'
-// descriptors.
+// Each rank first tells the others where its input (and, for the all-reduce, its output) lives:
+// through the communicator's eager slots where it has them (an all-gather of the descriptors, a
+// fraction of a microsecond), else by messages (2-3 us at two ranks on mpi). When every rank's
+// input (and output) is in a meshcomm shared segment (Communicator::allocate_shared) and all
+// ranks are on one host, each rank reads its peers' buffers straight from their memory: one copy
+// per byte, no staging, no network stack. A barrier after each phase of copies keeps every buffer
+// untouched until all peers have read it (the all-reduce has two phases: it reads the peers'
+// outputs in the second). Otherwise every rank hands the call over to the algorithm the
+// selection table names next (the pairwise exchange at 3-9 ranks, the ring, recursive halving's
+// reduce-scatter or Rabenseifner's all-reduce for more ranks, the binomial tree for a broadcast;
+// never `native`, whose MPI collective, started from this operation's progress, could be ordered
+// differently on different ranks against later ones); they all see the same descriptors, so they
+// all decide alike, and a rank whose own buffers are not shared starts the takeover without
+// waiting for the others' descriptors.
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithm.hpp"
@@ -24,6 +26,7 @@
 #include "collective_engine.hpp"
 #include "dissemination_barrier.hpp"
 #include "internal_p2p.hpp"
+#include "patterns/partition.hpp"
 #include "recycled_allocation.hpp"
 #include "reduction.hpp"
 #include "shared_memory/shared_segment.hpp"
@@ -33,18 +36,41 @@ namespace meshcomm::detail {
 
 namespace {
 
-/// Where one rank's input lives, as the other ranks need to know it.
+/// Whether an algorithm reads its peers' outputs as well as their inputs.
+enum class PeerOutputs { unread, read };
+
+/// Where one rank's input (and output, where peers read it) lives, as the other ranks need to
+/// know it.
 struct RegionDescriptor {
   std::uint64_t host = 0;
-  SegmentReference segment;  ///< empty: the input is not in a shared segment
+  SegmentReference segment;         ///< the input's; empty: not in a shared segment
+  SegmentReference output_segment;  ///< the output's, where peers read it; else empty
+
+  /// Whether this rank's buffers let peers run the single copy.
+  [[nodiscard]] bool shared(PeerOutputs outputs) const noexcept {
+    return !segment.empty() && (outputs == PeerOutputs::unread || !output_segment.empty());
+  }
 };
 
-RegionDescriptor describe(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
+SegmentReference locate(CommunicatorImpl& comm, const void* data, std::size_t bytes) {
+  if (auto location = comm.shared_memory().locate(data, bytes)) return SegmentReference::of(*location);
+  return {};
+}
+
+RegionDescriptor describe(CommunicatorImpl& comm, const CollectiveArgs& args, PeerOutputs outputs) {
   RegionDescriptor descriptor;
   descriptor.host = host_identity();
-  if (auto location = comm.shared_memory().locate(data, bytes)) descriptor.segment = SegmentReference::of(*location);
+  descriptor.segment = locate(comm, args.input.data, args.input.bytes());
+  if (outputs == PeerOutputs::read) descriptor.output_segment = locate(comm, args.output.data, args.output.bytes());
   return descriptor;
 }
+
+/// Every rank's input and, where the algorithm reads them, output, in rank order, as this
+/// process sees them (a peer's mapped into it).
+struct PeerMemory {
+  std::vector<const std::byte*> inputs;
+  std::vector<const std::byte*> outputs;
+};
 
 /// Every rank's descriptor, in rank order: up to 16 ranks cost no malloc (recycled_allocation.hpp).
 using Descriptors = std::vector<RegionDescriptor, ShortListAllocator<RegionDescriptor, 16>>;
@@ -59,23 +85,25 @@ CollectiveArgs descriptor_exchange(Descriptors& descriptors, int rank, Operation
           .label = label};
 }
 
-/// The steps every single-copy collective shares: exchange descriptors, then either copy from
-/// the peers' memory and close with a barrier, or hand the call over.
+/// The steps every single-copy collective shares: exchange descriptors, then either run its
+/// phases of copies from the peers' memory, each closed by a barrier, or hand the call over.
 class SingleCopySchedule {
  public:
-  /// `copy(peer_inputs)` does this rank's local work given each rank's input address; `self`,
-  /// the algorithm calling, is the one the call is handed over from: its successor is chosen,
-  /// and its tags reserved, as the operation starts (tags must be reserved in issue order on
-  /// every rank). `Copy` is a callable of `const std::vector<const std::byte*>&`, kept only
-  /// where the copy may happen (a rank whose own input is shared).
-  template <class Copy>
+  /// Each of `phases`, called as `phase(peer_memory)` with a PeerMemory, does this rank's local
+  /// work of that phase; the next starts once every rank has finished it. `outputs` says whether
+  /// the phases read the peers' outputs (then those must be shared too). `self`, the algorithm
+  /// calling, is the one the call is handed over from: its successor is chosen, and its tags
+  /// reserved, as the operation starts (tags must be reserved in issue order on every rank).
+  template <class... Phases>
   static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, const Algorithm& self,
-                                          Copy copy) {
+                                          PeerOutputs outputs, Phases... phases) {
+    constexpr int kPhases = sizeof...(Phases);
     const int size = comm.size();
     const void* input = args.input.data;
+    const void* output = args.output.data;
     const auto label = args.label;
     auto descriptors = make_recycled<Descriptors>(static_cast<std::size_t>(size));
-    (*descriptors)[comm.rank()] = describe(comm, input, args.input.bytes());
+    (*descriptors)[comm.rank()] = describe(comm, args, outputs);
     // The eager exchange starts now, as the call is made, like every eager operation; the ranks
     // compare this call's record in it, so ones that disagree about the call fail alike.
     std::shared_ptr<WorkState> eager_exchange;
@@ -85,14 +113,14 @@ class SingleCopySchedule {
                                    descriptors);
     }
     const int tag = exchange_eagerly ? 0 : comm.reserve_internal_tags(1);
-    const int barrier_tag = comm.reserve_internal_tags(1);
+    const int first_barrier_tag = comm.reserve_internal_tags(kPhases);
     const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
     const int takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
     auto hand_over = [&comm, args, &takeover, takeover_tag] { return takeover.start_on_tags(comm, args, takeover_tag); };
     const auto timeout = comm.timeout();
-    // A rank whose own input is not shared knows the outcome already: it tells the others and
+    // A rank whose own buffers are not shared knows the outcome already: it tells the others and
     // hands the call over at once, without waiting to hear from them.
-    const bool falls_back_anyway = (*descriptors)[comm.rank()].segment.empty();
+    const bool falls_back_anyway = !(*descriptors)[comm.rank()].shared(outputs);
     if (falls_back_anyway && exchange_eagerly) {
       // The common case of buffers a trainer already has: the eager exchange (which keeps the
       // descriptors) and the takeover side by side, with no schedule around them.
@@ -102,9 +130,10 @@ class SingleCopySchedule {
       if (works.empty()) return nullptr;
       return make_recycled<GroupWorkState>(std::move(works));
     }
-    return make_schedule(2, [&comm, descriptors, input, label, tag, barrier_tag, timeout,
-                                              falls_back_anyway, eager_exchange = std::move(eager_exchange),
-                                              exchange_eagerly, copy = std::move(copy), hand_over](int step) {
+    return make_schedule(1 + kPhases, [&comm, descriptors, input, output, outputs, label, tag, first_barrier_tag,
+                                       timeout, falls_back_anyway, eager_exchange = std::move(eager_exchange),
+                                       exchange_eagerly, phases = std::make_tuple(std::move(phases)...), hand_over,
+                                       memory = PeerMemory{}, runs = false](int step) mutable {
       WorkList works;
       const int rank = comm.rank();
       if (step == 0) {
@@ -126,22 +155,33 @@ class SingleCopySchedule {
         return works;
       }
       if (falls_back_anyway) return works;
-      bool all_shared = true;
-      for (const auto& descriptor : *descriptors) {
-        all_shared = all_shared && !descriptor.segment.empty() && descriptor.host == (*descriptors)[rank].host;
+      if (step == 1) {
+        bool all_shared = true;
+        for (const auto& descriptor : *descriptors) {
+          all_shared = all_shared && descriptor.shared(outputs) && descriptor.host == (*descriptors)[rank].host;
+        }
+        if (!all_shared) {
+          if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
+          return works;
+        }
+        runs = true;
+        auto peer_address = [&comm](const SegmentReference& segment) -> const std::byte* {
+          const auto location = segment.location();
+          return comm.shared_memory().map_peer(location.handle) + location.offset;
+        };
+        for (int peer = 0; peer < comm.size(); ++peer) {
+          const auto& descriptor = (*descriptors)[peer];
+          memory.inputs.push_back(peer == rank ? static_cast<const std::byte*>(input)
+                                               : peer_address(descriptor.segment));
+          if (outputs == PeerOutputs::unread) continue;
+          memory.outputs.push_back(peer == rank ? static_cast<const std::byte*>(output)
+                                                : peer_address(descriptor.output_segment));
+        }
       }
-      if (!all_shared) {
-        if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
-        return works;
-      }
-      std::vector<const std::byte*> inputs;
-      for (int peer = 0; peer < comm.size(); ++peer) {
-        const auto location = (*descriptors)[peer].segment.location();
-        inputs.push_back(peer == rank ? static_cast<const std::byte*>(input)
-                                      : comm.shared_memory().map_peer(location.handle) + location.offset);
-      }
-      copy(inputs);
-      works.emplace_back(start_dissemination_barrier(comm, label, barrier_tag), timeout);
+      if (!runs) return works;  // handed over in step 1
+      const int phase = step - 1;
+      std::apply([&](auto&... each) { int index = 0; ((index++ == phase ? each(memory) : void()), ...); }, phases);
+      works.emplace_back(start_dissemination_barrier(comm, label, first_barrier_tag + phase), timeout);
       return works;
     });
   }
@@ -166,9 +206,10 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
     const std::size_t block = args.input.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args, *this, [args, block, rank](const std::vector<const std::byte*>& inputs) {
+        comm, args, *this, PeerOutputs::unread, [args, block, rank](const PeerMemory& memory) {
           // The copies stream when the whole output outgrows the cache, in place too: at 16 MiB
           // in place (8 MiB copied per rank) that ran 2.2-2.5x Open MPI against 1.7x plain.
+          const auto& inputs = memory.inputs;
           const std::size_t output_bytes = block * inputs.size();
           for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
             if (static_cast<int>(peer) == rank && args.in_place) continue;
@@ -180,37 +221,80 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
   }
 };
 
+/// `output = blocks[0] op blocks[1] op ...` over `count` elements of the call's type, averaged
+/// for `avg`. The first block is this rank's own: in place the output is that very memory, so it
+/// must be read before anything is written over it. `stream`: the output leaves the cache, and
+/// the sums are streamed out, each line written once (memory_floor_perf --collective
+/// reduce_scatter: 0.87-0.89 of the floor at 64 MiB with plain stores, whose kernel streamed);
+/// in place the output was read just before, and plain stores find it cached.
+void reduce_blocks(void* output, const std::vector<const void*>& blocks, std::size_t count,
+                   const CollectiveArgs& args, bool stream) {
+  if (count == 0) return;
+  const auto type = args.output.type;
+  const int size = static_cast<int>(blocks.size());
+  if (size == 1) {
+    if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
+  } else if (stream) {
+    reduce_streaming(output, blocks, count, type, args.op);
+  } else {
+    reduce_pair(output, blocks[0], blocks[1], count, type, args.op);
+    for (std::size_t peer = 2; peer < blocks.size(); ++peer) reduce_into(output, blocks[peer], count, type, args.op);
+  }
+  if (args.op == ReduceOp::avg) divide_for_average(output, count, type, size);
+}
+
+/// The block at `offset` bytes into each rank's input, this rank's own first.
+std::vector<const void*> blocks_at(const PeerMemory& memory, int rank, std::size_t offset) {
+  const auto size = memory.inputs.size();
+  std::vector<const void*> blocks(size);
+  for (std::size_t peer = 0; peer < size; ++peer) {
+    blocks[peer] = memory.inputs[(static_cast<std::size_t>(rank) + peer) % size] + offset;
+  }
+  return blocks;
+}
+
 class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scatter> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const std::size_t block = args.output.bytes();
     const int rank = comm.rank();
-    const int size = comm.size();
     return SingleCopySchedule::start(
-        comm, args, *this, [args, block, rank, size](const std::vector<const std::byte*>& inputs) {
-          // Start from this rank's own input: in place, the output is that very memory, so it
-          // must be read before anything is written over it.
-          const auto count = args.output.count;
-          if (count == 0) return;
-          auto block_of_rank = [&](int peer) { return inputs[(rank + peer) % size] + rank * block; };
-          if (size == 1) {
-            if (!args.in_place) std::memcpy(args.output.data, block_of_rank(0), block);
-          } else if (!args.in_place && block >= streaming_copy_threshold()) {
-            // An output this large leaves the cache: sums streamed out write each line once
-            // (memory_floor_perf --collective reduce_scatter: 0.87-0.89 of the floor at 64 MiB
-            // with plain stores, whose kernel streamed). In place the output is the rank's own
-            // input block, read just before: plain stores find it cached.
-            std::vector<const void*> blocks(static_cast<std::size_t>(size));
-            for (int peer = 0; peer < size; ++peer) blocks[static_cast<std::size_t>(peer)] = block_of_rank(peer);
-            reduce_streaming(args.output.data, blocks, count, args.output.type, args.op);
-          } else {
-            reduce_pair(args.output.data, block_of_rank(0), block_of_rank(1), count, args.output.type, args.op);
-            for (int peer = 2; peer < size; ++peer) {
-              reduce_into(args.output.data, block_of_rank(peer), count, args.output.type, args.op);
-            }
-          }
-          if (args.op == ReduceOp::avg) divide_for_average(args.output.data, count, args.output.type, size);
+        comm, args, *this, PeerOutputs::unread, [args, block, rank](const PeerMemory& memory) {
+          reduce_blocks(args.output.data, blocks_at(memory, rank, rank * block), args.output.count, args,
+                        !args.in_place && block >= streaming_copy_threshold());
         });
+  }
+};
+
+/// Two phases. First every rank reduces its share of the elements (the P shares differ by at most
+/// one element) from every rank's input into the same place of its own output; then it copies
+/// the other shares from their owners' outputs. Each input byte is read once, each result byte
+/// written once per rank, with no staging: a reduce-scatter and an all-gather of the shm paths
+/// back to back, without a second call. It needs every rank's output shared too. In place the
+/// phases never collide: a rank writes its own share in the first, which no peer reads until
+/// the second, and the others' shares in the second, which their owners read in the first.
+class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
+ public:
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const int rank = comm.rank();
+    const int size = comm.size();
+    const std::size_t element = size_of(args.output.type);
+    auto reduce_own_share = [args, rank, size, element](const PeerMemory& memory) {
+      const Block share = block_of(args.output.count, size, rank);
+      reduce_blocks(byte_offset(args.output.data, share.offset * element),
+                    blocks_at(memory, rank, share.offset * element), share.count, args,
+                    !args.in_place && args.output.bytes() >= streaming_copy_threshold());
+    };
+    auto copy_other_shares = [args, rank, size, element](const PeerMemory& memory) {
+      for (int owner = 0; owner < size; ++owner) {
+        const Block share = block_of(args.output.count, size, owner);
+        if (owner == rank || share.count == 0) continue;
+        const std::size_t offset = share.offset * element;
+        copy_host_bytes(byte_offset(args.output.data, offset), memory.outputs[static_cast<std::size_t>(owner)] + offset,
+                        share.count * element, args.output.bytes());
+      }
+    };
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, reduce_own_share, copy_other_shares);
   }
 };
 
@@ -225,7 +309,8 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
     const std::size_t from = block * static_cast<std::size_t>(comm.rank());
     void* output = args.output.data;
     return SingleCopySchedule::start(
-        comm, args, *this, [output, block, from](const std::vector<const std::byte*>& inputs) {
+        comm, args, *this, PeerOutputs::unread, [output, block, from](const PeerMemory& memory) {
+          const auto& inputs = memory.inputs;
           if (block == 0) return;
           for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
             copy_host_bytes(byte_offset(output, peer * block), inputs[peer] + from, block, block * inputs.size());
@@ -234,7 +319,7 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
   }
 };
 
-/// Every rank copies the root's buffer into its own. As for the other two, it runs where every
+/// Every rank copies the root's buffer into its own. As for the others, it runs where every
 /// rank's buffer is shared (all ranks decide alike from the same descriptors), else hands over.
 class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
  public:
@@ -244,10 +329,12 @@ class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
     const bool receives = comm.rank() != root;
     void* output = args.output.data;
     return SingleCopySchedule::start(
-        comm, args, *this, [output, bytes, root, receives](const std::vector<const std::byte*>& inputs) {
+        comm, args, *this, PeerOutputs::unread, [output, bytes, root, receives](const PeerMemory& memory) {
           // Every rank reads the root's buffer at once, where a tree passes it on in log2(P)
           // dependent steps; the closing barrier keeps the root's buffer untouched until all have.
-          if (receives && bytes > 0) copy_host_bytes(output, inputs[static_cast<std::size_t>(root)], bytes, bytes);
+          if (receives && bytes > 0) {
+            copy_host_bytes(output, memory.inputs[static_cast<std::size_t>(root)], bytes, bytes);
+          }
         });
   }
 };
@@ -256,6 +343,7 @@ class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
 
 std::unique_ptr<Algorithm> make_shm_all_gather() { return std::make_unique<ShmAllGather>(); }
 std::unique_ptr<Algorithm> make_shm_reduce_scatter() { return std::make_unique<ShmReduceScatter>(); }
+std::unique_ptr<Algorithm> make_shm_all_reduce() { return std::make_unique<ShmAllReduce>(); }
 std::unique_ptr<Algorithm> make_shm_broadcast() { return std::make_unique<ShmBroadcast>(); }
 std::unique_ptr<Algorithm> make_shm_all_to_all() { return std::make_unique<ShmAllToAll>(); }
 

@@ -33,7 +33,7 @@ TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
   auto& world = mpi_world();
   for (std::size_t other_count : {std::size_t{1024}, std::size_t{1} << 20}) {
     for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::broadcast,
-                      CollectiveKind::all_to_all}) {
+                      CollectiveKind::all_to_all, CollectiveKind::all_reduce}) {
       auto comm = world.split(0, world.rank());
       const std::size_t count = comm.rank() == 0 ? 1000 : other_count;
       auto input = comm.allocate_shared(other_count * comm.size() * sizeof(float));
@@ -45,6 +45,9 @@ TEST(MpiCollectives, MismatchedCountsOnSharedBuffersFail) {
               .wait(std::chrono::milliseconds(500));
         } else if (kind == CollectiveKind::broadcast) {
           comm.broadcast(out.first(count), {.root = 0, .algorithm = "shm"}).wait(std::chrono::milliseconds(500));
+        } else if (kind == CollectiveKind::all_reduce) {
+          comm.all_reduce(std::span<const float>(in.first(count)), out.first(count), {.algorithm = "shm"})
+              .wait(std::chrono::milliseconds(500));
         } else if (kind == CollectiveKind::all_to_all) {
           comm.all_to_all(std::span<const float>(in.first(count * comm.size())), out.first(count * comm.size()),
                           {.algorithm = "shm"})
@@ -95,9 +98,9 @@ TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
 namespace meshcomm::testing {
 namespace {
 
-/// The shm all-gather, reduce-scatter, broadcast and all-to-all (out of place), with every rank's
-/// buffers in meshcomm shared memory (the single-copy path) or only rank 0's (every rank hands
-/// the call over: rank 0 once it has heard from the others, the others at once). The two larger
+/// The shm all-gather, reduce-scatter, all-reduce, broadcast and all-to-all (out of place), with
+/// every rank's buffers in meshcomm shared memory (the single-copy path) or only rank 0's (every
+/// rank hands the call over: rank 0 once it has heard from the others, the others at once). The two larger
 /// counts take the copies and the reduction past the streaming threshold (256 KiB in these
 /// tests, see mpi_main.cpp), the smaller ones stay below it, with blocks that start mid cache line.
 void check_shm_collectives(bool only_rank_zero_shared) {
@@ -132,6 +135,16 @@ void check_shm_collectives(bool only_rank_zero_shared) {
                                         [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, rank * count + i, size); }),
                 0U)
           << "reduce_scatter count " << count << " in_place " << in_place;
+      // all_reduce over count * size elements (shares of nearly equal size; uneven at 3 ranks)
+      const std::size_t total = count * size;
+      verifiable::fill(input.data(), 0, total, DataType::f32,
+                       [&](std::size_t i) { return verifiable::contribution(ReduceOp::sum, rank, i, size); });
+      auto reduced = in_place ? input : output;
+      comm.all_reduce(std::span<const float>(input), reduced, {.op = ReduceOp::sum, .algorithm = "shm"}).wait();
+      EXPECT_EQ(verifiable::count_wrong(reduced.data(), 0, total, DataType::f32,
+                                        [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, i, size); }),
+                0U)
+          << "all_reduce count " << total << " in_place " << in_place;
       // broadcast (always in place), from the first and the last rank; all_to_all out of place
       if (in_place) continue;
       for (int to = 0; to < size; ++to) {
@@ -160,6 +173,34 @@ void check_shm_collectives(bool only_rank_zero_shared) {
 }
 
 TEST(MpiCollectives, SharedMemorySingleCopy) { check_shm_collectives(false); }
+
+/// The shm all-reduce on shared buffers in every dtype and reduction, out of place and in place,
+/// over 4099 elements (at 3 ranks the first share holds one element more).
+TEST(MpiCollectives, SharedMemoryAllReduceEveryTypeAndOp) {
+  auto& comm = mpi_world();
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const std::size_t count = 4099;
+  auto input = comm.allocate_shared(count * sizeof(double));
+  auto output = comm.allocate_shared(count * sizeof(double));
+  for (auto type : {DataType::f32, DataType::f64, DataType::f16, DataType::bf16, DataType::i8, DataType::u8,
+                    DataType::i32, DataType::u32, DataType::i64, DataType::u64}) {
+    for (auto op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg}) {
+      for (bool in_place : {false, true}) {
+        verifiable::fill(input.data(), 0, count, type,
+                         [&](std::size_t i) { return verifiable::contribution(op, rank, i, size); });
+        void* result = in_place ? input.data() : output.data();
+        comm.all_reduce(ConstBufferView(input.data(), count, type), BufferView(result, count, type),
+                        {.op = op, .algorithm = "shm"})
+            .wait();
+        EXPECT_EQ(verifiable::count_wrong(result, 0, count, type,
+                                          [&](std::size_t i) { return verifiable::reduced(op, i, size); }),
+                  0U)
+            << to_string(type) << " " << to_string(op) << " in_place " << in_place;
+      }
+    }
+  }
+}
 
 TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_collectives(true); }
 
