@@ -86,6 +86,15 @@ SelectionTable SelectionTable::measured_defaults() {
   //   and 12 in place, by up to 1.4x (1.45x against 1.06x mpi_best at 2 MiB out of place), never
   //   more than 11% behind; on ucx ahead at 7 and 8 of 10. At 3 ranks it was level with the
   //   ring (two runs, 0.89-2.66x against 0.80-2.51x, either ahead by turns), which keeps 3;
+  // - all-reduce from 512 KiB on mpi and ucx: shm, every rank reducing its share of every rank's
+  //   shared input into its output, then copying the other shares from their owners' outputs.
+  //   On allocate_shared buffers on 2026-11-28 (`all_reduce_perf --buffers both --algo auto,shm`,
+  //   mpi_best / time, out / in place): at 2 ranks 2.68-2.91x / 1.55-1.72x from 512 KiB to
+  //   2 MiB against 1.47-1.67x / 1.05-1.13x for the ring, at 4 ranks 3.15-3.34x / 2.78-4.46x
+  //   at 1-4 MiB against 0.94-1.31x / 0.96-1.01x for pairwise. It leads there from 128 KiB
+  //   (1.5-2.3x), but on plain buffers it hands over after the descriptor exchange (1-2 us), so
+  //   its row starts where the other shm rows do; on plain buffers it ran level with the rows it
+  //   hands over to (0.93-1.63x against 0.91-1.63x at 512 KiB-4 MiB on 2 and 4 ranks);
   // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
   //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
   //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place, and on plain buffers, it
@@ -149,6 +158,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
        .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},
