@@ -221,13 +221,16 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
   }
 };
 
+/// One address per rank: up to 16 ranks cost no malloc (recycled_allocation.hpp).
+using BlockAddresses = std::vector<const void*, ShortListAllocator<const void*, 16>>;
+
 /// `output = blocks[0] op blocks[1] op ...` over `count` elements of the call's type, averaged
 /// for `avg`. The first block is this rank's own: in place the output is that very memory, so it
 /// must be read before anything is written over it. `stream`: the output leaves the cache, and
 /// the sums are streamed out, each line written once (memory_floor_perf --collective
 /// reduce_scatter: 0.87-0.89 of the floor at 64 MiB with plain stores, whose kernel streamed);
 /// in place the output was read just before, and plain stores find it cached.
-void reduce_blocks(void* output, const std::vector<const void*>& blocks, std::size_t count,
+void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count,
                    const CollectiveArgs& args, bool stream) {
   if (count == 0) return;
   const auto type = args.output.type;
@@ -244,9 +247,9 @@ void reduce_blocks(void* output, const std::vector<const void*>& blocks, std::si
 }
 
 /// The block at `offset` bytes into each rank's input, this rank's own first.
-std::vector<const void*> blocks_at(const PeerMemory& memory, int rank, std::size_t offset) {
+BlockAddresses blocks_at(const PeerMemory& memory, int rank, std::size_t offset) {
   const auto size = memory.inputs.size();
-  std::vector<const void*> blocks(size);
+  BlockAddresses blocks(size);
   for (std::size_t peer = 0; peer < size; ++peer) {
     blocks[peer] = memory.inputs[(static_cast<std::size_t>(rank) + peer) % size] + offset;
   }
