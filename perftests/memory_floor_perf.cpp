@@ -20,9 +20,9 @@
 //   reduce-scatter: every rank reads an input's worth of blocks and writes their sum, its output,
 //   by the faster of two kernels (sums in a cached chunk streamed out, or plain stores straight
 //   into the output, as meshcomm's reductions write). An all-reduce: every rank reads its share
-//   of every input and writes the sums into every output, an input's bytes each way. No call can
-//   beat it by more than noise; its "mpi_best / x" is the most that any call can gain over Open
-//   MPI's here.
+//   of every input and writes the sums into every output, an input's bytes each way (again the
+//   faster of streamed and plain stores). No call can beat it by more than noise; its
+//   "mpi_best / x" is the most that any call can gain over Open MPI's here.
 // The store-only floor (streaming stores from a cached source, all-gather) counts the writes
 // alone and is not reachable: the bytes must be read from somewhere. The all-reduce's two-phase
 // floor is the traffic of a reduce-scatter then an all-gather, which `shm` moves. The floors hold

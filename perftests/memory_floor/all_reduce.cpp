@@ -45,9 +45,10 @@ std::size_t measure_all_reduce(const Run& run, std::size_t bytes) {
   // (reads and writes an input's bytes), which only an all-reduce that writes into its peers'
   // buffers could do. The two-phase floor is what `shm` moves: a reduce-scatter's traffic into the
   // rank's own share, then an all-gather's copies of the other shares (reads nearly twice as much).
-  const auto one_pass_floor = [&](bool in_place) {
-    return [&, in_place] {
-      sum_into_every_block(in_place ? private_source.data : floor_output.data, private_source.data, size, block);
+  const auto one_pass_floor = [&](bool in_place, bool streaming) {
+    return [&, in_place, streaming] {
+      sum_into_every_block(in_place ? private_source.data : floor_output.data, private_source.data, size, block,
+                           streaming);
     };
   };
   const auto two_phase_floor = [&](bool in_place) {
@@ -71,7 +72,9 @@ std::size_t measure_all_reduce(const Run& run, std::size_t bytes) {
              .wait();
        }},
       {"read+write floor", "its share of every input, summed cached, streamed to every output", false, Role::floor,
-       one_pass_floor(false)},
+       one_pass_floor(false, true)},
+      {"read+write floor, plain stores", "the same sums copied to every output", false, Role::floor,
+       one_pass_floor(false, false)},
       {"two-phase floor", "a reduce-scatter's traffic, then an all-gather's", false, Role::other,
        two_phase_floor(false)},
       {"MPI_Allreduce in place", "Open MPI's all-reduce, MPI_IN_PLACE", true, Role::mpi,
@@ -79,7 +82,9 @@ std::size_t measure_all_reduce(const Run& run, std::size_t bytes) {
       {"MPI_Iallreduce in place", "the same, nonblocking", true, Role::mpi, [&] { mpi_all_reduce(true, true); }},
       {"meshcomm shm in place", "all_reduce algo=shm, output over its input", true, Role::other,
        [&] { shm_all_reduce(true); }},
-      {"read+write floor in place", "the same, the sums over the inputs", true, Role::floor, one_pass_floor(true)},
+      {"read+write floor in place", "the same, the sums over the inputs", true, Role::floor,
+       one_pass_floor(true, true)},
+      {"read+write floor, plain, in place", "the same, plain stores", true, Role::floor, one_pass_floor(true, false)},
       {"two-phase floor in place", "the same, over the input", true, Role::other, two_phase_floor(true)},
   };
   // The shm all-reduce's results: every element of each rank's output.

@@ -31,7 +31,8 @@ void sum_blocks(std::byte* to, const std::byte* source, int blocks, std::size_t 
   for (std::size_t b = 2; b < inputs.size(); ++b) detail::reduce_into(to, inputs[b], count, kF32, kSum);
 }
 
-void sum_into_every_block(std::byte* outputs, const std::byte* source, int blocks, std::size_t block) {
+void sum_into_every_block(std::byte* outputs, const std::byte* source, int blocks, std::size_t block,
+                          bool streaming) {
   constexpr std::size_t kChunkBytes = std::size_t{16} << 10;  // stays in a core's first-level cache
   alignas(64) std::byte chunk[kChunkBytes];
   for (std::size_t offset = 0; offset < block; offset += kChunkBytes) {
@@ -45,7 +46,12 @@ void sum_into_every_block(std::byte* outputs, const std::byte* source, int block
     }
     for (int b = 2; b < blocks; ++b) detail::reduce_into(chunk, input(b), count, kF32, kSum);
     for (int b = 0; b < blocks; ++b) {
-      detail::streaming_copy(outputs + static_cast<std::size_t>(b) * block + offset, chunk, bytes);
+      std::byte* to = outputs + static_cast<std::size_t>(b) * block + offset;
+      if (streaming) {
+        detail::streaming_copy(to, chunk, bytes);
+      } else {
+        std::memcpy(to, chunk, bytes);
+      }
     }
   }
 }

@@ -13,9 +13,11 @@ namespace meshcomm::perf::memory_floor {
 void sum_blocks(std::byte* to, const std::byte* source, int blocks, std::size_t block, bool streaming);
 
 /// Sums the `blocks` blocks of `block` bytes (f32) at `source` a cached chunk at a time and
-/// writes each chunk's sums with streaming stores into every one of the `blocks` blocks at
-/// `outputs`: a one-pass all-reduce's traffic for one rank's share, every input read once and
-/// every output written once. `outputs` may be `source` (each chunk is read before it is written).
-void sum_into_every_block(std::byte* outputs, const std::byte* source, int blocks, std::size_t block);
+/// writes each chunk's sums into every one of the `blocks` blocks at `outputs`: a one-pass
+/// all-reduce's traffic for one rank's share, every input read once and every output written
+/// once. `streaming`: with streaming stores; otherwise plain ones, which find lines just read
+/// (in place) still cached. `outputs` may be `source` (each chunk is read before it is written).
+void sum_into_every_block(std::byte* outputs, const std::byte* source, int blocks, std::size_t block,
+                          bool streaming);
 
 }  // namespace meshcomm::perf::memory_floor
