@@ -79,13 +79,10 @@ std::size_t measure_all_gather(const Run& run, std::size_t bytes) {
   const auto mpi_gather = [&](bool in_place, bool nonblocking) {
     const void* send = in_place ? MPI_IN_PLACE : user_input.data;
     const int count = static_cast<int>(block);
-    if (!nonblocking) {
-      MPI_Allgather(send, count, MPI_BYTE, gathered_by_mpi.data, count, MPI_BYTE, raw);
-      return;
-    }
-    MPI_Request request;
-    MPI_Iallgather(send, count, MPI_BYTE, gathered_by_mpi.data, count, MPI_BYTE, raw, &request);
-    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    std::byte* gathered = gathered_by_mpi.data;
+    call_mpi(
+        nonblocking, [&] { MPI_Allgather(send, count, MPI_BYTE, gathered, count, MPI_BYTE, raw); },
+        [&](MPI_Request* request) { MPI_Iallgather(send, count, MPI_BYTE, gathered, count, MPI_BYTE, raw, request); });
   };
   const std::size_t written_in_place = bytes - block;
   const auto copy_with = [&](StoreWidth width) {
