@@ -107,6 +107,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
       if (gone) fatal_->set(*failure_);
     } else {
       finished_ = true;
+      note_progress();  // a whole message moved on this thread, though not through UCX's progress
       if (one_way_) record(OneWayTransfer::read_in_one_copy);
     }
     answer_sender(answer);
