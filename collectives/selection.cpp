@@ -97,9 +97,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   hands over to (0.93-1.63x against 0.91-1.63x at 512 KiB-4 MiB on 2 and 4 ranks);
   // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
   //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
-  //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place, and on plain buffers, it
-  //   hands the call to pairwise (paired with pairwise on plain buffers at 2 ranks, 24 points
-  //   from 1 to 64 MiB: median 0.99x out of place, the cost of the descriptor exchange);
+  //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place every rank first copies its
+  //   blocks of the peers' buffers aside, then into its own: on 2026-11-28 (`alltoall_perf
+  //   --buffers shared --algo auto,pairwise`, in place, mpi_best / time) 1.05-6.89x at 1-64 MiB
+  //   on 2 ranks (three runs) against pairwise's 0.99-4.16x, ahead at every point, and 1.02-2.88x
+  //   on 4 ranks (two runs) against 0.93-1.22x. On plain buffers it hands the call to pairwise
+  //   (paired with pairwise on plain buffers at 2 ranks, 24 points from 1 to 64 MiB: median 0.99x
+  //   out of place, the cost of the descriptor exchange);
   // - all-to-all and all-to-allv are otherwise pairwise on every backend. Against Open MPI's own
   //   (MPI_Ialltoall), two runs each, mpi_best / time, out of place: at 2 ranks 0.83-1.16x
   //   against 0.80-0.99x from 128 KiB to 32 MiB, pairwise ahead or level at every size; at 4

@@ -7,7 +7,8 @@
 // ranks are on one host, each rank reads its peers' buffers straight from their memory: one copy
 // per byte, no staging, no network stack. A barrier after each phase of copies keeps every buffer
 // untouched until all peers have read it (the all-reduce has two phases: it reads the peers'
-// outputs in the second). Otherwise every rank hands the call over to the algorithm the
+// outputs in the second; so has the all-to-all in place, which copies the peers' blocks aside
+// before it overwrites its own). Otherwise every rank hands the call over to the algorithm the
 // selection table names next (the pairwise exchange at 3-9 ranks, the ring, recursive halving's
 // reduce-scatter or Rabenseifner's all-reduce for more ranks, the binomial tree for a broadcast;
 // never `native`, whose MPI collective, started from this operation's progress, could be ordered
@@ -302,23 +303,46 @@ class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
 };
 
 /// Out of place, every rank copies its block of each peer's input into the peer's place in its
-/// output. In place a rank would overwrite blocks its peers have yet to read: every rank hands
-/// those calls at once to the algorithm a plain buffer would get.
+/// output: one phase. In place a rank's buffer holds blocks its peers have yet to read, so it
+/// takes two: every rank first copies its block of each peer's buffer into scratch; once all
+/// have, each copies the scratch into its own buffer. A copy more than out of place, but no
+/// messages and no rank waiting on one peer at a time as the pairwise swaps do.
 class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
-    if (args.in_place) return comm.collectives().takeover_for(comm, args, *this).start(comm, args);
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(comm.size());
     const std::size_t from = block * static_cast<std::size_t>(comm.rank());
     void* output = args.output.data;
-    return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, [output, block, from](const PeerMemory& memory) {
-          const auto& inputs = memory.inputs;
-          if (block == 0) return;
-          for (std::size_t peer = 0; peer < inputs.size(); ++peer) {
-            copy_host_bytes(byte_offset(output, peer * block), inputs[peer] + from, block, block * inputs.size());
-          }
-        });
+    const std::size_t output_bytes = args.output.bytes();
+    if (!args.in_place) {
+      return SingleCopySchedule::start(
+          comm, args, *this, PeerOutputs::unread, [output, block, from, output_bytes](const PeerMemory& memory) {
+            for (std::size_t peer = 0; peer < memory.inputs.size() && block > 0; ++peer) {
+              copy_host_bytes(byte_offset(output, peer * block), memory.inputs[peer] + from, block, output_bytes);
+            }
+          });
+    }
+    // Shared by the two phases; the first takes the scratch, the second hands it back.
+    auto staged = std::make_shared<std::shared_ptr<std::byte[]>>();
+    const int rank = comm.rank();
+    auto stage_peer_blocks = [&comm, staged, block, from, output_bytes, rank](const PeerMemory& memory) {
+      if (block == 0) return;
+      *staged = comm.scratch().acquire(output_bytes);
+      for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
+        if (static_cast<int>(peer) == rank) continue;
+        copy_host_bytes(staged->get() + peer * block, memory.inputs[peer] + from, block, output_bytes);
+      }
+    };
+    auto unstage_into_own_buffer = [staged, output, block, output_bytes, rank](const PeerMemory& memory) {
+      if (block == 0) return;
+      for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
+        if (static_cast<int>(peer) == rank) continue;
+        copy_host_bytes(byte_offset(output, peer * block), staged->get() + peer * block, block, output_bytes);
+      }
+      staged->reset();
+    };
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::unread, stage_peer_blocks,
+                                     unstage_into_own_buffer);
   }
 };
 

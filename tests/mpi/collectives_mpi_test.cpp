@@ -98,7 +98,7 @@ TEST(MpiCollectives, CallSiteExchangeCatchesASkippedCall) {
 namespace meshcomm::testing {
 namespace {
 
-/// The shm all-gather, reduce-scatter, all-reduce, broadcast and all-to-all (out of place), with
+/// The shm all-gather, reduce-scatter, all-reduce, all-to-all and broadcast, with
 /// every rank's buffers in meshcomm shared memory (the single-copy path) or only rank 0's (every
 /// rank hands the call over: rank 0 once it has heard from the others, the others at once). The two larger
 /// counts take the copies and the reduction past the streaming threshold (256 KiB in these
@@ -145,19 +145,21 @@ void check_shm_collectives(bool only_rank_zero_shared) {
                                         [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, i, size); }),
                 0U)
           << "all_reduce count " << total << " in_place " << in_place;
-      // broadcast (always in place), from the first and the last rank; all_to_all out of place
-      if (in_place) continue;
+      // all_to_all
       for (int to = 0; to < size; ++to) {
         verifiable::fill(input.data(), to * count, count, DataType::f32,
                          [&](std::size_t i) { return verifiable::payload(rank, to, i); });
       }
-      comm.all_to_all(std::span<const float>(input), output, {.algorithm = "shm"}).wait();
+      auto exchanged = in_place ? input : output;
+      comm.all_to_all(std::span<const float>(input), exchanged, {.algorithm = "shm"}).wait();
       for (int from = 0; from < size; ++from) {
-        EXPECT_EQ(verifiable::count_wrong(output.data(), from * count, count, DataType::f32,
+        EXPECT_EQ(verifiable::count_wrong(exchanged.data(), from * count, count, DataType::f32,
                                           [&](std::size_t i) { return verifiable::payload(from, rank, i); }),
                   0U)
-            << "all_to_all from " << from << " count " << count;
+            << "all_to_all from " << from << " count " << count << " in_place " << in_place;
       }
+      // broadcast (always in place), from the first and the last rank
+      if (in_place) continue;
       for (int root : {0, size - 1}) {
         auto data = output.first(count);
         verifiable::fill(data.data(), 0, count, DataType::f32,
