@@ -8,19 +8,19 @@
 // sends the same cache-resident buffer again and again, and 2-6x slower in an in-place broadcast,
 // in phases that come and go. So the receiver measures both and takes the faster, per size class.
 
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string_view>
+
+#include "measured_choice.hpp"
 
 namespace meshcomm::detail {
 
-/// The two ways a one-way message can move.
+/// The two ways a one-way message can move, numbered as MeasuredChoice's ways.
 enum class OneWayTransfer : std::uint8_t {
-  read_in_one_copy,  ///< the receiver reads the sender's buffer (process_vm_readv)
-  ask_for_payload,   ///< the sender sends the bytes as a tagged message, through UCX's queues
+  read_in_one_copy = 0,  ///< the receiver reads the sender's buffer (process_vm_readv)
+  ask_for_payload = 1,   ///< the sender sends the bytes as a tagged message, through UCX's queues
 };
 
 /// "read" or "ask".
@@ -36,16 +36,10 @@ std::string_view to_string(OneWayPolicy policy) noexcept;
 /// Error(invalid_argument) naming the variable, its value and the valid ones.
 OneWayPolicy one_way_policy_from_environment();
 
-/// Chooses, per size class (the power of two at or below the message size), the way that moved
-/// the recent messages of that class faster, counting the time from the sender's announcement to
-/// the bytes being in the receiver's buffer. Each way first moves two messages (the first also
-/// pays for setting the way up). Then the slower way is tried again now and then, so that a change
-/// of traffic is seen: soon after the choice changed, then ever more rarely, and the worse it
-/// measured the rarer: in the long run these trials cost about 2% of the time where one way is
-/// up to 20 times slower than the other (they come at least once every 1024 messages).
-/// The faster way's figure is the mean of its last message and its figure before, so one slow
-/// message does not turn the choice alone, while a way that stays slower than the other's figure
-/// loses within a few messages. Safe to call from any thread.
+/// Chooses, per size class, the way that moved the recent messages of that class faster,
+/// counting the time from the sender's announcement to the bytes being in the receiver's buffer
+/// (MeasuredChoice, way 0 reading in one copy: each way first moves two messages, then the slower
+/// is tried now and then, at about 2% of the time). Safe to call from any thread.
 class OneWayTransferChoice {
  public:
   explicit OneWayTransferChoice(OneWayPolicy policy = OneWayPolicy::measure) noexcept : policy_(policy) {}
@@ -57,28 +51,11 @@ class OneWayTransferChoice {
   void record(std::size_t bytes, OneWayTransfer transfer, std::chrono::nanoseconds took);
 
   /// Most messages of a size class between two trials of the slower way.
-  static constexpr std::uint32_t kLongestTrialInterval = 1024;
+  static constexpr std::uint32_t kLongestTrialInterval = MeasuredChoice::kLongestTrialInterval;
 
  private:
-  struct Estimate {
-    double nanoseconds_per_byte = 0;  ///< 0: not measured yet
-    std::uint32_t samples = 0;        ///< messages this way has moved
-    std::uint32_t choices_since = 0;  ///< messages of the class since this way last moved one
-  };
-  struct SizeClass {
-    std::array<Estimate, 2> ways{};
-    OneWayTransfer faster = OneWayTransfer::read_in_one_copy;
-    std::uint32_t trials_confirming = 0;  ///< trials of the slower way since `faster` last changed
-  };
-
-  /// Messages of the class between trials of the slower way: fewer the closer the two figures
-  /// are, and fewer soon after the faster way changed (then doubling with each trial that
-  /// confirms it), so that a figure left from the first, slow messages is soon corrected.
-  static std::uint32_t trial_interval(const SizeClass& size) noexcept;
-
   OneWayPolicy policy_;
-  std::mutex mutex_;
-  std::array<SizeClass, 64> classes_{};
+  MeasuredChoice measured_;
 };
 
 }  // namespace meshcomm::detail

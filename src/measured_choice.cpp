@@ -1,0 +1,70 @@
+#include "measured_choice.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// The share of the time that trials of the slower way may cost: a trial costs the ratio of the
+/// two figures less one, so it comes every (ratio - 1) / share pieces.
+constexpr double kTrialShare = 0.02;
+constexpr std::uint32_t kShortestTrialInterval = 4;
+/// Pieces each way does before its figure counts: the first also pays for setting the way up.
+constexpr std::uint32_t kWarmUpPieces = 2;
+
+std::size_t size_class(std::size_t bytes) noexcept {
+  return bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes) - 1);
+}
+
+std::size_t index_of(int way) noexcept { return static_cast<std::size_t>(way); }
+
+}  // namespace
+
+int MeasuredChoice::choose(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  auto& size = classes_[size_class(bytes)];
+  int chosen = 0;
+  if (size.ways[0].samples < kWarmUpPieces) {
+    chosen = 0;
+  } else if (size.ways[1].samples < kWarmUpPieces) {
+    chosen = 1;
+  } else {
+    const int faster = size.ways[0].nanoseconds_per_byte <= size.ways[1].nanoseconds_per_byte ? 0 : 1;
+    if (faster != size.faster) {
+      size.faster = faster;
+      size.trials_confirming = 0;
+    }
+    const auto& slower = size.ways[index_of(1 - faster)];
+    chosen = slower.choices_since + 1 >= trial_interval(size) ? 1 - faster : faster;
+    if (chosen != faster) ++size.trials_confirming;
+  }
+  ++size.ways[index_of(1 - chosen)].choices_since;
+  return chosen;
+}
+
+std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) noexcept {
+  const double faster = size.ways[index_of(size.faster)].nanoseconds_per_byte;
+  const double slower = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;
+  const double affordable = std::ceil((slower / faster - 1) / kTrialShare);
+  const double backed_off = double{kShortestTrialInterval} * std::exp2(std::min(size.trials_confirming, 16u));
+  return static_cast<std::uint32_t>(
+      std::clamp(std::min(affordable, backed_off), double{kShortestTrialInterval}, double{kLongestTrialInterval}));
+}
+
+void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds took) {
+  if (bytes == 0) return;
+  const double sample = std::max(1.0, static_cast<double>(took.count())) / static_cast<double>(bytes);
+  std::lock_guard lock(mutex_);
+  auto& estimate = classes_[size_class(bytes)].ways[index_of(way)];
+  // A way's first pieces also pay for setting it up (queues, page faults), and a trial's figure
+  // replaces one that may be from work of another kind.
+  const bool fresh = estimate.samples < kWarmUpPieces || estimate.choices_since > 0;
+  estimate.nanoseconds_per_byte = fresh ? sample : (estimate.nanoseconds_per_byte + sample) / 2;
+  ++estimate.samples;
+  estimate.choices_since = 0;
+}
+
+}  // namespace meshcomm::detail

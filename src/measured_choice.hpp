@@ -1,0 +1,58 @@
+#pragma once
+
+// A choice between two ways of doing the same work whose speeds depend on the machine's state,
+// not on the size alone (how a large one-way message moves between two processes; whether a
+// large reduction stores its sums through the cache or around it): the ways are measured as they
+// run and the faster is taken, per size class.
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace meshcomm::detail {
+
+/// Chooses, per size class (the power of two at or below the size), the way (0 or 1) that did
+/// the recent work of that class faster, by its time per byte. Each way first does two pieces
+/// of work (the first also pays for setting the way up), way 0 first. Then the slower way is
+/// tried again now and then, so that a change of speeds is seen: soon after the choice changed,
+/// then ever more rarely, and the worse it measured the rarer: in the long run these trials cost
+/// about 2% of the time where one way is up to 20 times slower than the other (they come at
+/// least once every kLongestTrialInterval pieces). The faster way's figure is the mean of its
+/// last piece and its figure before, so one slow piece does not turn the choice alone, while a
+/// way that stays slower than the other's figure loses within a few pieces. Safe to call from
+/// any thread.
+class MeasuredChoice {
+ public:
+  /// Most pieces of work of a size class between two trials of the slower way.
+  static constexpr std::uint32_t kLongestTrialInterval = 1024;
+
+  /// The way (0 or 1) to do the next piece of work of `bytes`.
+  [[nodiscard]] int choose(std::size_t bytes);
+
+  /// Records that a piece of work of `bytes` took `took` way `way`'s.
+  void record(std::size_t bytes, int way, std::chrono::nanoseconds took);
+
+ private:
+  struct Estimate {
+    double nanoseconds_per_byte = 0;  ///< 0: not measured yet
+    std::uint32_t samples = 0;        ///< pieces this way has done
+    std::uint32_t choices_since = 0;  ///< pieces of the class since this way last did one
+  };
+  struct SizeClass {
+    std::array<Estimate, 2> ways{};
+    int faster = 0;
+    std::uint32_t trials_confirming = 0;  ///< trials of the slower way since `faster` last changed
+  };
+
+  /// Pieces of the class between trials of the slower way: fewer the closer the two figures are,
+  /// and fewer soon after the faster way changed (then doubling with each trial that confirms
+  /// it), so that a figure left from the first, slow pieces is soon corrected.
+  static std::uint32_t trial_interval(const SizeClass& size) noexcept;
+
+  std::mutex mutex_;
+  std::array<SizeClass, 64> classes_{};
+};
+
+}  // namespace meshcomm::detail
