@@ -75,8 +75,10 @@ CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable tabl
 }
 
 std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
-  // A malformed MESHCOMM_STREAMING_COPY_BYTES fails the communicator's creation, not a copy.
+  // A malformed MESHCOMM_STREAMING_COPY_BYTES or MESHCOMM_STREAMING_STORES fails the
+  // communicator's creation, not a copy.
   (void)streaming_copy_threshold();
+  (void)reduction_store_choice();
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
   if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);

@@ -227,23 +227,25 @@ using BlockAddresses = std::vector<const void*, ShortListAllocator<const void*, 
 
 /// `output = blocks[0] op blocks[1] op ...` over `count` elements of the call's type, averaged
 /// for `avg`. The first block is this rank's own: in place the output is that very memory, so it
-/// must be read before anything is written over it. `stream`: the output leaves the cache, and
-/// the sums are streamed out, each line written once (memory_floor_perf --collective
-/// reduce_scatter: 0.87-0.89 of the floor at 64 MiB with plain stores, whose kernel streamed);
-/// in place the output was read just before, and plain stores find it cached.
-void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count,
-                   const CollectiveArgs& args, bool stream) {
+/// must be read before anything is written over it. `total_bytes`: what the operation writes on
+/// this rank, from which with_faster_stores() may stream the sums out, each line written once
+/// (summed a cached chunk at a time); 0 in place, where the output was read just before and
+/// plain stores find it cached.
+void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
+                   std::size_t total_bytes) {
   if (count == 0) return;
   const auto type = args.output.type;
   const int size = static_cast<int>(blocks.size());
-  if (size == 1) {
-    if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
-  } else if (stream) {
-    reduce_streaming(output, blocks, count, type, args.op);
-  } else {
+  auto plain = [&] {
+    if (size == 1) {
+      if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
+      return;
+    }
     reduce_pair(output, blocks[0], blocks[1], count, type, args.op);
     for (std::size_t peer = 2; peer < blocks.size(); ++peer) reduce_into(output, blocks[peer], count, type, args.op);
-  }
+  };
+  auto streamed = [&] { reduce_streaming(output, blocks, count, type, args.op); };
+  with_faster_stores(count * size_of(type), total_bytes, plain, streamed);
   if (args.op == ReduceOp::avg) divide_for_average(output, count, type, size);
 }
 
@@ -265,7 +267,7 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
     return SingleCopySchedule::start(
         comm, args, *this, PeerOutputs::unread, [args, block, rank](const PeerMemory& memory) {
           reduce_blocks(args.output.data, blocks_at(memory, rank, rank * block), args.output.count, args,
-                        !args.in_place && block >= streaming_copy_threshold());
+                        args.in_place ? 0 : block);
         });
   }
 };
@@ -287,7 +289,7 @@ class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
       const Block share = block_of(args.output.count, size, rank);
       reduce_blocks(byte_offset(args.output.data, share.offset * element),
                     blocks_at(memory, rank, share.offset * element), share.count, args,
-                    !args.in_place && args.output.bytes() >= streaming_copy_threshold());
+                    args.in_place ? 0 : args.output.bytes());
     };
     auto copy_other_shares = [args, rank, size, element](const PeerMemory& memory) {
       for (int owner = 0; owner < size; ++owner) {

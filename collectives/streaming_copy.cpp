@@ -12,7 +12,10 @@
 #include <immintrin.h>
 #endif
 
+#include <fmt/format.h>
+
 #include "environment.hpp"
+#include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -151,6 +154,22 @@ void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth wi
   static_cast<void>(width);
   std::memcpy(to, from, bytes);
 #endif
+}
+
+MeasuredChoice* reduction_store_choice() {
+  static const bool measured = [] {
+    const auto setting = environment_variable("MESHCOMM_STREAMING_STORES");
+    if (!setting || setting->empty() || *setting == "measure") return true;
+    if (*setting == "always") return false;
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("MESHCOMM_STREAMING_STORES = '{}' is not a choice of stores; valid: measure (the default: "
+                            "from MESHCOMM_STREAMING_COPY_BYTES on, reductions take the faster of plain and streaming "
+                            "stores, measured) or always (streaming stores from there on)",
+                            *setting),
+                {.operation = "create"});
+  }();
+  static MeasuredChoice choice;
+  return measured ? &choice : nullptr;
 }
 
 void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes) {

@@ -6,7 +6,10 @@
 // On this kind of machine that is 1.5-1.8x the bandwidth of memcpy for copies far beyond the
 // last-level cache, and a loss for copies that fit in it, whose reader would find them cached.
 
+#include <chrono>
 #include <cstddef>
+
+#include "measured_choice.hpp"
 
 namespace meshcomm::detail {
 
@@ -28,6 +31,37 @@ bool has_store_width(StoreWidth width);
 /// memcpy. The stores are fenced before it returns, so the copy is visible to other cores like
 /// memcpy's.
 void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth width = StoreWidth::widest);
+
+/// The measured choice of stores for reductions too large for the cache (MeasuredChoice, way 0
+/// plain, way 1 streamed); null where MESHCOMM_STREAMING_STORES=always (they stream from the
+/// threshold, unmeasured). The variable is read once: "measure" (or unset) or "always"; any other
+/// value throws Error(invalid_argument) naming it, at each call until it is fixed.
+MeasuredChoice* reduction_store_choice();
+
+/// Does a piece of a reduction that writes `bytes`, in an operation that writes `total_bytes` in
+/// all on this rank, with plain stores (`plain()`) or streaming ones (`streamed()`, summing a
+/// cached chunk at a time): plain below streaming_copy_threshold(), where the output may stay in
+/// the cache for its reader; from it, whichever measured faster for pieces of that size class.
+/// Which is faster there changes with the machine's state: on the 2-core VM of
+/// perftests/README.md the shm reduce-scatter at 64 MiB ran 0.97x the memory floor streamed in
+/// one launch and 0.72x in the next two, where plain stores had become 1.5x faster. Copies
+/// (copy_host_bytes) stream from the threshold unmeasured: there streaming stores were the faster
+/// on every day measured, and a copy's plain stores leave dirty lines whose write-back a later
+/// piece pays, which timing the copy alone misses.
+template <class Plain, class Streamed>
+void with_faster_stores(std::size_t bytes, std::size_t total_bytes, Plain&& plain, Streamed&& streamed) {
+  if (total_bytes < streaming_copy_threshold()) return plain();
+  MeasuredChoice* choice = reduction_store_choice();
+  if (choice == nullptr) return streamed();
+  const bool stream = choice->choose(bytes) == 1;
+  const auto began = std::chrono::steady_clock::now();
+  if (stream) {
+    streamed();
+  } else {
+    plain();
+  }
+  choice->record(bytes, stream ? 1 : 0, std::chrono::steady_clock::now() - began);
+}
 
 /// streaming_copy() when `total_bytes` — everything this rank writes in the operation that this
 /// copy is part of — reaches streaming_copy_threshold(); memcpy otherwise.

@@ -1,8 +1,10 @@
 // GoogleTest main for tests run under mpirun: every process runs every test on the shared world
 // communicator. Rank 0 prints the usual report; other ranks print only their failures.
 // MESHCOMM_TEST_BACKEND=ucx runs them on the ucx backend (MPI then only bootstraps).
-// Host copies stream from 256 KiB here unless MESHCOMM_STREAMING_COPY_BYTES says otherwise, so
-// that tests of a few MiB cross that threshold on every machine, whatever its cache.
+// Host copies may stream from 256 KiB here unless MESHCOMM_STREAMING_COPY_BYTES says otherwise,
+// so that tests of a few MiB cross that threshold on every machine, whatever its cache: from it
+// each size class of the shm reductions takes both kinds of stores in its first four pieces, and
+// then whichever measured faster.
 
 #include <gtest/gtest.h>
 

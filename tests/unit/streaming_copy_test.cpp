@@ -1,10 +1,13 @@
 // Streaming copies: every byte lands, whatever the alignment and length, on either side of the
-// threshold.
+// threshold; from it, the stores are chosen by measuring both kinds.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "streaming_copy.hpp"
@@ -58,6 +61,29 @@ TEST(StreamingCopy, CopiesExactlyOnBothSidesOfTheThreshold) {
     EXPECT_EQ(destination[0], 0xEE) << "total " << total;
     EXPECT_TRUE(std::equal(source.begin(), source.end(), destination.begin() + 1)) << "total " << total;
   }
+}
+
+// Below the threshold a reduction's piece takes plain stores, unmeasured; from it, each kind of
+// stores does two pieces of a size class first (plain first), then the faster by its figure.
+TEST(StreamingCopy, ReductionStoresFromTheThresholdAreMeasuredBothWays) {
+  const std::size_t threshold = streaming_copy_threshold();
+  std::string taken;
+  auto run = [&](std::size_t bytes, std::size_t total, std::chrono::milliseconds plain_takes) {
+    with_faster_stores(
+        bytes, total,
+        [&] {
+          taken += 'p';
+          std::this_thread::sleep_for(plain_takes);
+        },
+        [&] { taken += 's'; });
+  };
+  run(threshold - 1, threshold - 1, std::chrono::milliseconds(0));
+  EXPECT_EQ(taken, "p");
+  taken.clear();
+  // A size class no other test of this process touches; plain stores take far longer there.
+  const std::size_t piece = std::size_t{1} << 41;
+  for (int i = 0; i < 5; ++i) run(piece, threshold, std::chrono::milliseconds(5));
+  EXPECT_EQ(taken, "ppsss");
 }
 
 }  // namespace
