@@ -324,22 +324,28 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
             }
           });
     }
-    // Shared by the two phases; the first takes the scratch, the second hands it back.
+    // Shared by the two phases; the first takes the scratch, the second hands it back. It holds
+    // the peers' blocks in rank order, without this rank's own.
     auto staged = std::make_shared<std::shared_ptr<std::byte[]>>();
-    const int rank = comm.rank();
-    auto stage_peer_blocks = [&comm, staged, block, from, output_bytes, rank](const PeerMemory& memory) {
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    const std::size_t peers = static_cast<std::size_t>(comm.size()) - 1;
+    auto staged_at = [block, rank](std::byte* scratch, std::size_t peer) {
+      return scratch + (peer < rank ? peer : peer - 1) * block;
+    };
+    auto stage_peer_blocks = [&comm, staged, staged_at, block, from, output_bytes, rank,
+                              peers](const PeerMemory& memory) {
       if (block == 0) return;
-      *staged = comm.scratch().acquire(output_bytes);
+      *staged = comm.scratch().acquire(peers * block);
       for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
-        if (static_cast<int>(peer) == rank) continue;
-        copy_host_bytes(staged->get() + peer * block, memory.inputs[peer] + from, block, output_bytes);
+        if (peer == rank) continue;
+        copy_host_bytes(staged_at(staged->get(), peer), memory.inputs[peer] + from, block, output_bytes);
       }
     };
-    auto unstage_into_own_buffer = [staged, output, block, output_bytes, rank](const PeerMemory& memory) {
+    auto unstage_into_own_buffer = [staged, staged_at, output, block, output_bytes, rank](const PeerMemory& memory) {
       if (block == 0) return;
       for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
-        if (static_cast<int>(peer) == rank) continue;
-        copy_host_bytes(byte_offset(output, peer * block), staged->get() + peer * block, block, output_bytes);
+        if (peer == rank) continue;
+        copy_host_bytes(byte_offset(output, peer * block), staged_at(staged->get(), peer), block, output_bytes);
       }
       staged->reset();
     };
