@@ -228,9 +228,9 @@ using BlockAddresses = std::vector<const void*, ShortListAllocator<const void*, 
 /// `output = blocks[0] op blocks[1] op ...` over `count` elements of the call's type, averaged
 /// for `avg`. The first block is this rank's own: in place the output is that very memory, so it
 /// must be read before anything is written over it. `total_bytes`: what the operation writes on
-/// this rank, from which with_faster_stores() may stream the sums out, each line written once
-/// (summed a cached chunk at a time); 0 in place, where the output was read just before and
-/// plain stores find it cached.
+/// this rank, from which with_faster_reduction_stores() may stream the sums out, each line
+/// written once (summed a cached chunk at a time); 0 in place, where the output was read just
+/// before and plain stores find it cached.
 void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
                    std::size_t total_bytes) {
   if (count == 0) return;
@@ -245,7 +245,7 @@ void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count
     for (std::size_t peer = 2; peer < blocks.size(); ++peer) reduce_into(output, blocks[peer], count, type, args.op);
   };
   auto streamed = [&] { reduce_streaming(output, blocks, count, type, args.op); };
-  with_faster_stores(count * size_of(type), total_bytes, plain, streamed);
+  with_faster_reduction_stores(count * size_of(type), total_bytes, plain, streamed);
   if (args.op == ReduceOp::avg) divide_for_average(output, count, type, size);
 }
 

@@ -49,7 +49,7 @@ MeasuredChoice* reduction_store_choice();
 /// on every day measured, and a copy's plain stores leave dirty lines whose write-back a later
 /// piece pays, which timing the copy alone misses.
 template <class Plain, class Streamed>
-void with_faster_stores(std::size_t bytes, std::size_t total_bytes, Plain&& plain, Streamed&& streamed) {
+void with_faster_reduction_stores(std::size_t bytes, std::size_t total_bytes, Plain&& plain, Streamed&& streamed) {
   if (total_bytes < streaming_copy_threshold()) return plain();
   MeasuredChoice* choice = reduction_store_choice();
   if (choice == nullptr) return streamed();

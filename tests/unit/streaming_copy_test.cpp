@@ -69,7 +69,7 @@ TEST(StreamingCopy, ReductionStoresFromTheThresholdAreMeasuredBothWays) {
   const std::size_t threshold = streaming_copy_threshold();
   std::string taken;
   auto run = [&](std::size_t bytes, std::size_t total, std::chrono::milliseconds plain_takes) {
-    with_faster_stores(
+    with_faster_reduction_stores(
         bytes, total,
         [&] {
           taken += 'p';
