@@ -58,11 +58,15 @@ void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds
   if (bytes == 0) return;
   const double sample = std::max(1.0, static_cast<double>(took.count())) / static_cast<double>(bytes);
   std::lock_guard lock(mutex_);
-  auto& estimate = classes_[size_class(bytes)].ways[index_of(way)];
-  // A way's first pieces also pay for setting it up (queues, page faults), and a trial's figure
-  // replaces one that may be from work of another kind.
-  const bool fresh = estimate.samples < kWarmUpPieces || estimate.choices_since > 0;
-  estimate.nanoseconds_per_byte = fresh ? sample : (estimate.nanoseconds_per_byte + sample) / 2;
+  auto& size = classes_[size_class(bytes)];
+  auto& estimate = size.ways[index_of(way)];
+  // A way's first pieces also pay for setting it up (queues, page faults), and a trial of the
+  // slower way replaces a figure that may be from work of another kind. The faster way's figure
+  // only moves toward its pieces, whether a trial came between them or not.
+  const bool trial = way != size.faster && estimate.choices_since > 0;
+  const bool fresh = estimate.samples < kWarmUpPieces || trial;
+  estimate.nanoseconds_per_byte =
+      fresh ? sample : estimate.nanoseconds_per_byte + latest_piece_weight_ * (sample - estimate.nanoseconds_per_byte);
   ++estimate.samples;
   estimate.choices_since = 0;
 }

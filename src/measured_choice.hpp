@@ -19,14 +19,18 @@ namespace meshcomm::detail {
 /// tried again now and then, so that a change of speeds is seen: soon after the choice changed,
 /// then ever more rarely, and the worse it measured the rarer: in the long run these trials cost
 /// about 2% of the time where one way is up to 20 times slower than the other (they come at
-/// least once every kLongestTrialInterval pieces). The faster way's figure is the mean of its
-/// last piece and its figure before, so one slow piece does not turn the choice alone, while a
-/// way that stays slower than the other's figure loses within a few pieces. Safe to call from
-/// any thread.
+/// least once every kLongestTrialInterval pieces). The faster way's figure moves toward each of
+/// its pieces by a set weight (half by default: its figure is then the mean of its last piece and
+/// its figure before), so one slow piece does not turn the choice alone, while a way that stays
+/// slower than the other's figure loses within a few pieces. Safe to call from any thread.
 class MeasuredChoice {
  public:
   /// Most pieces of work of a size class between two trials of the slower way.
   static constexpr std::uint32_t kLongestTrialInterval = 1024;
+
+  /// `latest_piece_weight`, in (0, 1]: how far the faster way's figure moves toward each new
+  /// piece. Lower where single slow pieces are common and the speeds themselves change seldom.
+  explicit MeasuredChoice(double latest_piece_weight = 0.5) noexcept : latest_piece_weight_(latest_piece_weight) {}
 
   /// The way (0 or 1) to do the next piece of work of `bytes`.
   [[nodiscard]] int choose(std::size_t bytes);
@@ -51,6 +55,7 @@ class MeasuredChoice {
   /// it), so that a figure left from the first, slow pieces is soon corrected.
   static std::uint32_t trial_interval(const SizeClass& size) noexcept;
 
+  double latest_piece_weight_;
   std::mutex mutex_;
   std::array<SizeClass, 64> classes_{};
 };
