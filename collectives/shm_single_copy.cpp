@@ -16,6 +16,7 @@
 // all decide alike, and a rank whose own buffers are not shared starts the takeover without
 // waiting for the others' descriptors.
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -40,12 +41,19 @@ namespace {
 /// Whether an algorithm reads its peers' outputs as well as their inputs.
 enum class PeerOutputs { unread, read };
 
+/// How every rank stores the results its peers read in a later phase of the call. Rank 0
+/// chooses for all (peer_read_store_choice(), timed over its writing and reading both) and says
+/// so in its descriptor: what a rank's stores cost shows in its peers' reading, so ranks that
+/// chose apart would each time the others' choice as much as their own.
+enum class PeerReadStores : std::uint8_t { plain = 0, streamed = 1 };
+
 /// Where one rank's input (and output, where peers read it) lives, as the other ranks need to
 /// know it.
 struct RegionDescriptor {
   std::uint64_t host = 0;
   SegmentReference segment;         ///< the input's; empty: not in a shared segment
   SegmentReference output_segment;  ///< the output's, where peers read it; else empty
+  PeerReadStores peer_read_stores = PeerReadStores::plain;  ///< rank 0's choice, where peers read outputs
 
   /// Whether this rank's buffers let peers run the single copy.
   [[nodiscard]] bool shared(PeerOutputs outputs) const noexcept {
@@ -58,11 +66,30 @@ SegmentReference locate(CommunicatorImpl& comm, const void* data, std::size_t by
   return {};
 }
 
+/// Rank 0's choice of stores for a call whose peers read its results: measured, or, where
+/// MESHCOMM_STREAMING_STORES=always, streamed from the threshold out of place.
+PeerReadStores choose_peer_read_stores(const CollectiveArgs& args) {
+  const std::size_t bytes = args.output.bytes();
+  if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) {
+    return choice->choose(bytes) == 1 ? PeerReadStores::streamed : PeerReadStores::plain;
+  }
+  return !args.in_place && bytes >= streaming_copy_threshold() ? PeerReadStores::streamed : PeerReadStores::plain;
+}
+
+/// Records on rank 0 that `args`'s call took `took` in its own phases with `stores`.
+void record_peer_read_stores(const CollectiveArgs& args, PeerReadStores stores, std::chrono::nanoseconds took) {
+  const std::size_t bytes = args.output.bytes();
+  if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) choice->record(bytes, static_cast<int>(stores), took);
+}
+
 RegionDescriptor describe(CommunicatorImpl& comm, const CollectiveArgs& args, PeerOutputs outputs) {
   RegionDescriptor descriptor;
   descriptor.host = host_identity();
   descriptor.segment = locate(comm, args.input.data, args.input.bytes());
-  if (outputs == PeerOutputs::read) descriptor.output_segment = locate(comm, args.output.data, args.output.bytes());
+  if (outputs == PeerOutputs::read) {
+    descriptor.output_segment = locate(comm, args.output.data, args.output.bytes());
+    if (comm.rank() == 0 && descriptor.shared(outputs)) descriptor.peer_read_stores = choose_peer_read_stores(args);
+  }
   return descriptor;
 }
 
@@ -71,6 +98,7 @@ RegionDescriptor describe(CommunicatorImpl& comm, const CollectiveArgs& args, Pe
 struct PeerMemory {
   std::vector<const std::byte*> inputs;
   std::vector<const std::byte*> outputs;
+  PeerReadStores peer_read_stores = PeerReadStores::plain;  ///< as rank 0 chose, where peers read outputs
 };
 
 /// Every rank's descriptor, in rank order: up to 16 ranks cost no malloc (recycled_allocation.hpp).
@@ -166,6 +194,7 @@ class SingleCopySchedule {
           return works;
         }
         runs = true;
+        memory.peer_read_stores = descriptors->front().peer_read_stores;
         auto peer_address = [&comm](const SegmentReference& segment) -> const std::byte* {
           const auto location = segment.location();
           return comm.shared_memory().map_peer(location.handle) + location.offset;
@@ -226,27 +255,35 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
 using BlockAddresses = std::vector<const void*, ShortListAllocator<const void*, 16>>;
 
 /// `output = blocks[0] op blocks[1] op ...` over `count` elements of the call's type, averaged
-/// for `avg`. The first block is this rank's own: in place the output is that very memory, so it
-/// must be read before anything is written over it. `total_bytes`: what the operation writes on
-/// this rank, from which with_faster_reduction_stores() may stream the sums out, each line
-/// written once (summed a cached chunk at a time); 0 in place, where the output was read just
-/// before and plain stores find it cached.
-void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
-                   std::size_t total_bytes) {
+/// for `avg`, with plain stores or streamed out (each line written once, summed a cached chunk at
+/// a time). The first block is this rank's own: in place the output is that very memory, so it
+/// must be read before anything is written over it.
+void sum_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
+                PeerReadStores stores) {
   if (count == 0) return;
   const auto type = args.output.type;
   const int size = static_cast<int>(blocks.size());
-  auto plain = [&] {
-    if (size == 1) {
-      if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
-      return;
-    }
+  if (stores == PeerReadStores::streamed) {
+    reduce_streaming(output, blocks, count, type, args.op);
+  } else if (size == 1) {
+    if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
+  } else {
     reduce_pair(output, blocks[0], blocks[1], count, type, args.op);
     for (std::size_t peer = 2; peer < blocks.size(); ++peer) reduce_into(output, blocks[peer], count, type, args.op);
-  };
-  auto streamed = [&] { reduce_streaming(output, blocks, count, type, args.op); };
-  with_faster_reduction_stores(count * size_of(type), total_bytes, plain, streamed);
+  }
   if (args.op == ReduceOp::avg) divide_for_average(output, count, type, size);
+}
+
+/// sum_blocks() for a result only this rank reads. `total_bytes`: what the operation writes on
+/// this rank, from which with_faster_reduction_stores() may stream the sums out; 0 in place,
+/// where the output was read just before and plain stores find it cached.
+void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
+                   std::size_t total_bytes) {
+  if (count == 0) return;
+  with_faster_reduction_stores(
+      count * size_of(args.output.type), total_bytes,
+      [&] { sum_blocks(output, blocks, count, args, PeerReadStores::plain); },
+      [&] { sum_blocks(output, blocks, count, args, PeerReadStores::streamed); });
 }
 
 /// The block at `offset` bytes into each rank's input, this rank's own first.
@@ -278,26 +315,35 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
 /// written once per rank, with no staging: a reduce-scatter and an all-gather of the shm paths
 /// back to back, without a second call. It needs every rank's output shared too. In place the
 /// phases never collide: a rank writes its own share in the first, which no peer reads until
-/// the second, and the others' shares in the second, which their owners read in the first.
+/// the second, and the others' shares in the second, which their owners read in the first. The
+/// shares are stored as rank 0 chose for every rank (PeerReadStores), plain or streamed at any size.
 class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     const int rank = comm.rank();
     const int size = comm.size();
     const std::size_t element = size_of(args.output.type);
-    auto reduce_own_share = [args, rank, size, element](const PeerMemory& memory) {
+    // Rank 0 times its own work in both phases for the choice of stores it made for all.
+    auto spent = std::make_shared<std::chrono::steady_clock::duration>();
+    auto reduce_own_share = [args, rank, size, element, spent](const PeerMemory& memory) {
+      const auto began = std::chrono::steady_clock::now();
       const Block share = block_of(args.output.count, size, rank);
-      reduce_blocks(byte_offset(args.output.data, share.offset * element),
-                    blocks_at(memory, rank, share.offset * element), share.count, args,
-                    args.in_place ? 0 : args.output.bytes());
+      sum_blocks(byte_offset(args.output.data, share.offset * element), blocks_at(memory, rank, share.offset * element),
+                 share.count, args, memory.peer_read_stores);
+      if (rank == 0) *spent = std::chrono::steady_clock::now() - began;
     };
-    auto copy_other_shares = [args, rank, size, element](const PeerMemory& memory) {
+    auto copy_other_shares = [args, rank, size, element, spent](const PeerMemory& memory) {
+      const auto began = std::chrono::steady_clock::now();
       for (int owner = 0; owner < size; ++owner) {
         const Block share = block_of(args.output.count, size, owner);
         if (owner == rank || share.count == 0) continue;
         const std::size_t offset = share.offset * element;
         copy_host_bytes(byte_offset(args.output.data, offset), memory.outputs[static_cast<std::size_t>(owner)] + offset,
                         share.count * element, args.output.bytes());
+      }
+      if (rank == 0) {
+        record_peer_read_stores(args, memory.peer_read_stores,
+                                *spent + (std::chrono::steady_clock::now() - began));
       }
     };
     return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, reduce_own_share, copy_other_shares);

@@ -1,6 +1,7 @@
 #include "streaming_copy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -156,7 +157,11 @@ void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth wi
 #endif
 }
 
-MeasuredChoice* reduction_store_choice() {
+namespace {
+
+/// Whether MESHCOMM_STREAMING_STORES asks for measured stores: "measure" (or unset) yes, "always"
+/// no; read once.
+bool stores_are_measured() {
   static const bool measured = [] {
     const auto setting = environment_variable("MESHCOMM_STREAMING_STORES");
     if (!setting || setting->empty() || *setting == "measure") return true;
@@ -168,8 +173,26 @@ MeasuredChoice* reduction_store_choice() {
                             *setting),
                 {.operation = "create"});
   }();
+  return measured;
+}
+
+}  // namespace
+
+MeasuredChoice* reduction_store_choice() {
   static MeasuredChoice choice;
-  return measured ? &choice : nullptr;
+  return stores_are_measured() ? &choice : nullptr;
+}
+
+MeasuredChoice* peer_read_store_choice(bool in_place) {
+  // A call that follows other work finds its buffers out of the cache and takes 2-4x as long,
+  // whichever the stores: with each piece weighing half, such a piece after a run of plain ones
+  // turned the choice to the slower streaming stores for a piece or two (the 2-core VM, 10 calls
+  // a round between other work). A quarter keeps one such piece from it; a real change of speeds,
+  // which lasts seconds there, still turns the choice within four pieces.
+  constexpr double kLatestPieceWeight = 0.25;
+  static std::array<MeasuredChoice, 2> choices{MeasuredChoice(kLatestPieceWeight),
+                                               MeasuredChoice(kLatestPieceWeight)};  // out of place, in place
+  return stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
 }
 
 void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes) {

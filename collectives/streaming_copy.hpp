@@ -38,6 +38,18 @@ void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth wi
 /// value throws Error(invalid_argument) naming it, at each call until it is fixed.
 MeasuredChoice* reduction_store_choice();
 
+/// The measured choice of stores for results that peers read straight after (the shm
+/// all-reduce's shares: each rank sums its share, then copies the others' from their owners).
+/// Way 0 plain, way 1 streamed, timed over the writing and the reading both, on the rank that
+/// chooses for all. The reading is what differs: on the 2-core VM of perftests/README.md a core
+/// read lines the other had just written at cache speed in some periods and at about 1.7 GB/s in
+/// others, when it read them from memory 3x faster, so at 1-4 MiB plain stores ran the all-reduce
+/// 2x faster in the first kind of period and streaming stores 3x faster in the second. Calls in
+/// place and out of place are measured apart: in place a call's time also holds the reading of
+/// its input, which is the output its peers wrote last, and the two kinds' figures must not mix.
+/// Null where MESHCOMM_STREAMING_STORES=always (as reduction_store_choice()).
+MeasuredChoice* peer_read_store_choice(bool in_place);
+
 /// Does a piece of a reduction that writes `bytes`, in an operation that writes `total_bytes` in
 /// all on this rank, with plain stores (`plain()`) or streaming ones (`streamed()`, summing a
 /// cached chunk at a time): plain below streaming_copy_threshold(), where the output may stay in
