@@ -79,7 +79,9 @@ PeerReadStores choose_peer_read_stores(const CollectiveArgs& args) {
 /// Records on rank 0 that `args`'s call took `took` in its own phases with `stores`.
 void record_peer_read_stores(const CollectiveArgs& args, PeerReadStores stores, std::chrono::nanoseconds took) {
   const std::size_t bytes = args.output.bytes();
-  if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) choice->record(bytes, static_cast<int>(stores), took);
+  if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) {
+    choice->record(bytes, static_cast<int>(stores), took);
+  }
 }
 
 RegionDescriptor describe(CommunicatorImpl& comm, const CollectiveArgs& args, PeerOutputs outputs) {
