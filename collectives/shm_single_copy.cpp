@@ -41,11 +41,12 @@ namespace {
 /// Whether an algorithm reads its peers' outputs as well as their inputs.
 enum class PeerOutputs { unread, read };
 
-/// How every rank stores the results its peers read in a later phase of the call. Rank 0
-/// chooses for all (peer_read_store_choice(), timed over its writing and reading both) and says
-/// so in its descriptor: what a rank's stores cost shows in its peers' reading, so ranks that
-/// chose apart would each time the others' choice as much as their own.
-enum class PeerReadStores : std::uint8_t { plain = 0, streamed = 1 };
+/// How a rank stores the sums it writes: plain, or streamed around the cache. For results its
+/// peers read in a later phase of the call, rank 0 chooses for all (peer_read_store_choice(),
+/// timed over its writing and reading both) and says so in its descriptor: what a rank's stores
+/// cost shows in its peers' reading, so ranks that chose apart would each time the others' choice
+/// as much as their own.
+enum class Stores : std::uint8_t { plain = 0, streamed = 1 };
 
 /// Where one rank's input (and output, where peers read it) lives, as the other ranks need to
 /// know it.
@@ -53,7 +54,7 @@ struct RegionDescriptor {
   std::uint64_t host = 0;
   SegmentReference segment;         ///< the input's; empty: not in a shared segment
   SegmentReference output_segment;  ///< the output's, where peers read it; else empty
-  PeerReadStores peer_read_stores = PeerReadStores::plain;  ///< rank 0's choice, where peers read outputs
+  Stores peer_read_stores = Stores::plain;  ///< rank 0's choice, where peers read outputs
 
   /// Whether this rank's buffers let peers run the single copy.
   [[nodiscard]] bool shared(PeerOutputs outputs) const noexcept {
@@ -68,16 +69,16 @@ SegmentReference locate(CommunicatorImpl& comm, const void* data, std::size_t by
 
 /// Rank 0's choice of stores for a call whose peers read its results: measured, or, where
 /// MESHCOMM_STREAMING_STORES=always, streamed from the threshold out of place.
-PeerReadStores choose_peer_read_stores(const CollectiveArgs& args) {
+Stores choose_peer_read_stores(const CollectiveArgs& args) {
   const std::size_t bytes = args.output.bytes();
   if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) {
-    return choice->choose(bytes) == 1 ? PeerReadStores::streamed : PeerReadStores::plain;
+    return choice->choose(bytes) == 1 ? Stores::streamed : Stores::plain;
   }
-  return !args.in_place && bytes >= streaming_copy_threshold() ? PeerReadStores::streamed : PeerReadStores::plain;
+  return !args.in_place && bytes >= streaming_copy_threshold() ? Stores::streamed : Stores::plain;
 }
 
 /// Records on rank 0 that `args`'s call took `took` in its own phases with `stores`.
-void record_peer_read_stores(const CollectiveArgs& args, PeerReadStores stores, std::chrono::nanoseconds took) {
+void record_peer_read_stores(const CollectiveArgs& args, Stores stores, std::chrono::nanoseconds took) {
   const std::size_t bytes = args.output.bytes();
   if (MeasuredChoice* choice = peer_read_store_choice(args.in_place)) {
     choice->record(bytes, static_cast<int>(stores), took);
@@ -100,7 +101,7 @@ RegionDescriptor describe(CommunicatorImpl& comm, const CollectiveArgs& args, Pe
 struct PeerMemory {
   std::vector<const std::byte*> inputs;
   std::vector<const std::byte*> outputs;
-  PeerReadStores peer_read_stores = PeerReadStores::plain;  ///< as rank 0 chose, where peers read outputs
+  Stores peer_read_stores = Stores::plain;  ///< as rank 0 chose, where peers read outputs
 };
 
 /// Every rank's descriptor, in rank order: up to 16 ranks cost no malloc (recycled_allocation.hpp).
@@ -261,11 +262,11 @@ using BlockAddresses = std::vector<const void*, ShortListAllocator<const void*, 
 /// a time). The first block is this rank's own: in place the output is that very memory, so it
 /// must be read before anything is written over it.
 void sum_blocks(void* output, const BlockAddresses& blocks, std::size_t count, const CollectiveArgs& args,
-                PeerReadStores stores) {
+                Stores stores) {
   if (count == 0) return;
   const auto type = args.output.type;
   const int size = static_cast<int>(blocks.size());
-  if (stores == PeerReadStores::streamed) {
+  if (stores == Stores::streamed) {
     reduce_streaming(output, blocks, count, type, args.op);
   } else if (size == 1) {
     if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
@@ -284,8 +285,8 @@ void reduce_blocks(void* output, const BlockAddresses& blocks, std::size_t count
   if (count == 0) return;
   with_faster_reduction_stores(
       count * size_of(args.output.type), total_bytes,
-      [&] { sum_blocks(output, blocks, count, args, PeerReadStores::plain); },
-      [&] { sum_blocks(output, blocks, count, args, PeerReadStores::streamed); });
+      [&] { sum_blocks(output, blocks, count, args, Stores::plain); },
+      [&] { sum_blocks(output, blocks, count, args, Stores::streamed); });
 }
 
 /// The block at `offset` bytes into each rank's input, this rank's own first.
@@ -318,7 +319,7 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
 /// back to back, without a second call. It needs every rank's output shared too. In place the
 /// phases never collide: a rank writes its own share in the first, which no peer reads until
 /// the second, and the others' shares in the second, which their owners read in the first. The
-/// shares are stored as rank 0 chose for every rank (PeerReadStores), plain or streamed at any size.
+/// shares are stored as rank 0 chose for every rank (Stores), plain or streamed at any size.
 class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {

@@ -168,8 +168,9 @@ bool stores_are_measured() {
     if (*setting == "always") return false;
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("MESHCOMM_STREAMING_STORES = '{}' is not a choice of stores; valid: measure (the default: "
-                            "from MESHCOMM_STREAMING_COPY_BYTES on, reductions take the faster of plain and streaming "
-                            "stores, measured) or always (streaming stores from there on)",
+                            "the shm reductions take the faster of plain and streaming stores, measured, from "
+                            "MESHCOMM_STREAMING_COPY_BYTES on and at any size for the all-reduce's shares) or always "
+                            "(streaming stores from there on, out of place)",
                             *setting),
                 {.operation = "create"});
   }();
