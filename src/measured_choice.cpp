@@ -45,11 +45,13 @@ int MeasuredChoice::choose(std::size_t bytes) {
   return chosen;
 }
 
-std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) noexcept {
+std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexcept {
   const double faster = size.ways[index_of(size.faster)].nanoseconds_per_byte;
   const double slower = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;
-  const double affordable = std::ceil((slower / faster - 1) / kTrialShare);
-  const double backed_off = double{kShortestTrialInterval} * std::exp2(std::min(size.trials_confirming, 16u));
+  const double trial_cost = (slower / faster - 1) * settings_.pieces_per_trial + settings_.pieces_lost_switching;
+  const double affordable = std::ceil(trial_cost / kTrialShare);
+  const double backed_off = double{kShortestTrialInterval} * settings_.pieces_per_trial *
+                            std::exp2(std::min(size.trials_confirming, 16u));
   return static_cast<std::uint32_t>(
       std::clamp(std::min(affordable, backed_off), double{kShortestTrialInterval}, double{kLongestTrialInterval}));
 }
@@ -66,7 +68,8 @@ void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds
   const bool trial = way != size.faster && estimate.choices_since > 0;
   const bool fresh = estimate.samples < kWarmUpPieces || trial;
   estimate.nanoseconds_per_byte =
-      fresh ? sample : estimate.nanoseconds_per_byte + latest_piece_weight_ * (sample - estimate.nanoseconds_per_byte);
+      fresh ? sample
+            : estimate.nanoseconds_per_byte + settings_.latest_piece_weight * (sample - estimate.nanoseconds_per_byte);
   ++estimate.samples;
   estimate.choices_since = 0;
 }

@@ -28,9 +28,26 @@ class MeasuredChoice {
   /// Most pieces of work of a size class between two trials of the slower way.
   static constexpr std::uint32_t kLongestTrialInterval = 1024;
 
-  /// `latest_piece_weight`, in (0, 1]: how far the faster way's figure moves toward each new
-  /// piece. Lower where single slow pieces are common and the speeds themselves change seldom.
-  explicit MeasuredChoice(double latest_piece_weight = 0.5) noexcept : latest_piece_weight_(latest_piece_weight) {}
+  /// How the choice weighs new pieces and what its trials cost.
+  struct Settings {
+    /// In (0, 1]: how far the faster way's figure moves toward each new piece. Lower where single
+    /// slow pieces are common and the speeds themselves change seldom.
+    double latest_piece_weight = 0.5;
+    /// Pieces of the slower way a trial takes, where a choice cannot be applied to one piece alone
+    /// (it takes effect some pieces later, and lasts as long).
+    std::uint32_t pieces_per_trial = 1;
+    /// Pieces' worth of time a trial loses besides its slower pieces: where the pieces right
+    /// after a change of way run slower than either way's own (they find what the other way left).
+    double pieces_lost_switching = 0;
+  };
+
+  /// Trials of one piece, losing nothing else; the faster way's figure moves toward each piece
+  /// by `latest_piece_weight` (see Settings).
+  explicit MeasuredChoice(double latest_piece_weight = 0.5) noexcept
+      : MeasuredChoice(Settings{.latest_piece_weight = latest_piece_weight}) {}
+  /// Trials as `settings` says: they come as much more rarely as they cost more, so that they
+  /// keep their share of the time.
+  explicit MeasuredChoice(Settings settings) noexcept : settings_(settings) {}
 
   /// The way (0 or 1) to do the next piece of work of `bytes`.
   [[nodiscard]] int choose(std::size_t bytes);
@@ -53,9 +70,9 @@ class MeasuredChoice {
   /// Pieces of the class between trials of the slower way: fewer the closer the two figures are,
   /// and fewer soon after the faster way changed (then doubling with each trial that confirms
   /// it), so that a figure left from the first, slow pieces is soon corrected.
-  static std::uint32_t trial_interval(const SizeClass& size) noexcept;
+  [[nodiscard]] std::uint32_t trial_interval(const SizeClass& size) const noexcept;
 
-  double latest_piece_weight_;
+  Settings settings_;
   std::mutex mutex_;
   std::array<SizeClass, 64> classes_{};
 };
