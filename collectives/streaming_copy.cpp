@@ -157,11 +157,7 @@ void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth wi
 #endif
 }
 
-namespace {
-
-/// Whether MESHCOMM_STREAMING_STORES asks for measured stores: "measure" (or unset) yes, "always"
-/// no; read once.
-bool stores_are_measured() {
+bool streaming_stores_are_measured() {
   static const bool measured = [] {
     const auto setting = environment_variable("MESHCOMM_STREAMING_STORES");
     if (!setting || setting->empty() || *setting == "measure") return true;
@@ -169,19 +165,18 @@ bool stores_are_measured() {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("MESHCOMM_STREAMING_STORES = '{}' is not a choice of stores; valid: measure (the default: "
                             "the shm reductions take the faster of plain and streaming stores, measured, from "
-                            "MESHCOMM_STREAMING_COPY_BYTES on and at any size for the all-reduce's shares) or always "
-                            "(streaming stores from there on, out of place)",
+                            "MESHCOMM_STREAMING_COPY_BYTES on, at any size for the all-reduce's shares, and for the "
+                            "eager broadcasts of 16-64 KiB) or always (streaming stores from there on, out of place; "
+                            "plain ones below)",
                             *setting),
                 {.operation = "create"});
   }();
   return measured;
 }
 
-}  // namespace
-
 MeasuredChoice* reduction_store_choice() {
   static MeasuredChoice choice;
-  return stores_are_measured() ? &choice : nullptr;
+  return streaming_stores_are_measured() ? &choice : nullptr;
 }
 
 MeasuredChoice* peer_read_store_choice(bool in_place) {
@@ -193,7 +188,7 @@ MeasuredChoice* peer_read_store_choice(bool in_place) {
   constexpr double kLatestPieceWeight = 0.25;
   static std::array<MeasuredChoice, 2> choices{MeasuredChoice(kLatestPieceWeight),
                                                MeasuredChoice(kLatestPieceWeight)};  // out of place, in place
-  return stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
+  return streaming_stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
 }
 
 void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes) {

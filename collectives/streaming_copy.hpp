@@ -32,6 +32,12 @@ bool has_store_width(StoreWidth width);
 /// memcpy's.
 void streaming_copy(void* to, const void* from, std::size_t bytes, StoreWidth width = StoreWidth::widest);
 
+/// Whether MESHCOMM_STREAMING_STORES asks for measured stores: "measure" (or unset) yes,
+/// "always" no (streaming stores from streaming_copy_threshold() on, out of place, plain ones
+/// below it and in place; the eager slots' payloads plain). Read
+/// once; any other value throws Error(invalid_argument) naming it, at each call until it is fixed.
+bool streaming_stores_are_measured();
+
 /// The measured choice of stores for reductions too large for the cache (MeasuredChoice, way 0
 /// plain, way 1 streamed); null where MESHCOMM_STREAMING_STORES=always (they stream from the
 /// threshold, unmeasured). The variable is read once: "measure" (or unset) or "always"; any other

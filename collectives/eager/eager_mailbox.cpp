@@ -1,6 +1,7 @@
 #include "eager_mailbox.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -13,16 +14,22 @@
 #include "reduction.hpp"
 #include "setup_exchange.hpp"
 #include "shared_memory/shared_segment.hpp"
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
 
 constexpr std::size_t kCacheLine = 64;  // the finished counter on a cache line of its own
+// The stores' decision table follows it, then the slots.
+constexpr std::size_t kTableAt = kCacheLine;
+constexpr std::size_t kSlotsAt = kTableAt + EagerStoreChoice::kTableBytes;
+static_assert(EagerStoreChoice::kTableBytes % kCacheLine == 0);
 // A slot: its first cache line holds the sequence word, the call's record without its site and,
 // for a payload that fits, the payload itself, so that a reader of a small call moves one line;
 // the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
-// after the header.
+// after the header. A larger payload leaves the inline bytes free: where its writing is timed
+// (EagerStoreChoice), they hold how long it took, in nanoseconds.
 constexpr std::size_t kRecordAt = 8;
 constexpr std::size_t kRecordCoreBytes = offsetof(CallRecord, site);
 constexpr std::size_t kInlineAt = kRecordAt + kRecordCoreBytes;
@@ -33,7 +40,8 @@ static_assert(kInlineAt < kCacheLine && kSiteAt + sizeof(CallRecord::site) <= kH
 static_assert(kRecordCoreBytes + sizeof(CallRecord::site) == sizeof(CallRecord), "the site ends the record");
 static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
-constexpr std::size_t kSegmentBytes = kCacheLine + EagerMailbox::kSlots * kSlotStride;
+constexpr std::size_t kSegmentBytes = kSlotsAt + EagerMailbox::kSlots * kSlotStride;
+constexpr std::size_t kWritingTookAt = kInlineAt;
 
 std::uint64_t load_acquire(const std::byte* word) noexcept {
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(word)))
@@ -53,6 +61,17 @@ struct Descriptor {
 /// Where a slot's payload of `bytes` lies.
 std::byte* payload_at(std::byte* slot, std::size_t bytes) noexcept {
   return slot + (bytes <= kInlineBytes ? kInlineAt : kHeader);
+}
+
+std::vector<std::byte*> tables_of(const std::vector<std::byte*>& bases) {
+  std::vector<std::byte*> tables;
+  for (auto* base : bases) tables.push_back(base + kTableAt);
+  return tables;
+}
+
+std::uint64_t elapsed_nanoseconds(std::chrono::steady_clock::time_point since) noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
 bool has_site(const CallRecord& record) noexcept { return record.site[0] != '\0'; }
@@ -78,8 +97,8 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     own = segments->create(kSegmentBytes);
     // The counters and slot headers start at zero whatever memory a segment comes from (the
     // payloads are only read once written, and are left untouched until then).
-    std::memset(own->base(), 0, kCacheLine);
-    for (int index = 0; index < kSlots; ++index) std::memset(own->base() + kCacheLine + index * kSlotStride, 0, kHeader);
+    std::memset(own->base(), 0, kSlotsAt);
+    for (int index = 0; index < kSlots; ++index) std::memset(own->base() + kSlotsAt + index * kSlotStride, 0, kHeader);
     mine.segment = SegmentReference::of({.handle = own->handle(), .offset = 0});
   } catch (const Error&) {
     own.reset();  // no eager path on this communicator: the others learn it from the empty reference
@@ -118,6 +137,7 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       rank_(rank),
       size_(static_cast<int>(bases_.size())),
       where_(std::move(where)),
+      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured()),
       peers_finished_(bases_.size(), 0) {}
 
 EagerMailbox::~EagerMailbox() = default;
@@ -141,7 +161,7 @@ bool EagerMailbox::own_block_unpublished(const CollectiveArgs& args) noexcept {
 }
 
 std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
-  return bases_[rank] + kCacheLine + static_cast<std::size_t>(op % kSlots) * kSlotStride;
+  return bases_[rank] + kSlotsAt + static_cast<std::size_t>(op % kSlots) * kSlotStride;
 }
 
 bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
@@ -177,19 +197,34 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
   const auto& record = operation.record;
   std::memcpy(mine + kRecordAt, &record, kRecordCoreBytes);
   if (has_site(record)) std::memcpy(mine + kSiteAt, record.site.data(), sizeof record.site);
-  std::byte* payload = payload_at(mine, published_bytes(args));
+  const std::size_t bytes = published_bytes(args);
+  std::byte* payload = payload_at(mine, bytes);
+  const bool stream = stores_.streams(args, bytes, operation.op);
+  auto store = [stream](std::byte* to, const void* from, std::size_t count) {
+    if (stream) {
+      streaming_copy(to, from, count);
+    } else {
+      std::memcpy(to, from, count);
+    }
+  };
+  const bool timed = stores_.times_writing(args, bytes);
+  const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
     // (a copy of 1/size of the input less), and finish() takes it from the input.
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
     const std::size_t own = static_cast<std::size_t>(rank_) * block;
     const auto* input = static_cast<const std::byte*>(args.input.data);
-    std::memcpy(payload, input, own);
-    std::memcpy(payload + own + block, input + own + block, args.input.bytes() - own - block);
+    store(payload, input, own);
+    store(payload + own + block, input + own + block, args.input.bytes() - own - block);
   } else if (args.kind != CollectiveKind::broadcast) {
-    std::memcpy(payload, args.input.data, args.input.bytes());
+    store(payload, args.input.data, args.input.bytes());
   } else if (args.root == rank_) {
-    std::memcpy(payload, args.output.data, args.output.bytes());
+    store(payload, args.output.data, args.output.bytes());
+  }
+  if (timed) {
+    const std::uint64_t took = elapsed_nanoseconds(began);
+    std::memcpy(mine + kWritingTookAt, &took, sizeof took);
   }
   store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
 }
@@ -240,6 +275,8 @@ void EagerMailbox::finish(const Operation& operation) {
     mark_read(operation.op);
     return;
   }
+  const bool decides = stores_.decides(args, published);
+  const auto began = decides ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   auto* output = static_cast<std::byte*>(args.output.data);
   const std::size_t element = size_of(args.output.type);
   switch (args.kind) {
@@ -282,6 +319,12 @@ void EagerMailbox::finish(const Operation& operation) {
       if (args.root != rank_) std::memcpy(output, payload(args.root), args.output.bytes());
       break;
     case CollectiveKind::all_to_allv: break;
+  }
+  if (decides) {
+    std::uint64_t writing_took = 0;
+    std::memcpy(&writing_took, slot(stores_.timed_writer(args), operation.op) + kWritingTookAt, sizeof writing_took);
+    const auto took = std::chrono::nanoseconds(elapsed_nanoseconds(began) + writing_took);
+    stores_.record(args, published, operation.op, took);
   }
   mark_read(operation.op);
 }

@@ -6,8 +6,9 @@
 // computes its own output from the peers' slots. No messages, no engine round trips: a call
 // whose peers have already arrived completes inside the call.
 //
-// Each rank owns one segment: a `finished` counter and kSlots slots, each a sequence word, the
-// call's record (CallRecord: a rank whose call differs from a peer's fails naming both) and
+// Each rank owns one segment: a `finished` counter, the table of its decisions about how
+// payloads are stored (EagerStoreChoice) and kSlots slots, each a sequence word, the call's
+// record (CallRecord: a rank whose call differs from a peer's fails naming both) and
 // kPayloadBytes of payload. Operation n (counted per communicator, in call order, alike on every
 // rank) uses slot n % kSlots. A rank writes its payload, then stores n + 1 into the slot's
 // sequence word (release); a reader that loads n + 1 (acquire) may read the payload. Before
@@ -30,6 +31,7 @@
 
 #include "call_record.hpp"
 #include "collective_args.hpp"
+#include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
 #include "spin_lock.hpp"
 
@@ -119,6 +121,7 @@ class EagerMailbox {
   int rank_;
   int size_;
   ErrorContext where_;  ///< built once: an error is rare, a call is not
+  EagerStoreChoice stores_;  ///< how each operation's payload is stored
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since
   /// a pthread mutex's lock and unlock were a tenth of a small call's instructions.
   SpinLock lock_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/expect_error.hpp"
+#include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::testing {
@@ -64,6 +65,31 @@ void check_eager_calls_run_ahead(Communicator& world) {
     }
   }
   world.barrier();
+}
+
+void check_eager_broadcasts_store_both_ways(Communicator& world) {
+  if (world.size() < 2) return;
+  auto comm = world.split(0, world.rank());  // a mailbox of its own: its choices start afresh
+  const int size = comm.size();
+  const int rank = comm.rank();
+  // Enough calls per class and root for the warm-up, a change of way and its lag (about 20).
+  constexpr int kCalls = 40;
+  for (std::size_t bytes : {std::size_t{16} * 1024, std::size_t{40000}, std::size_t{64} * 1024}) {
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<float> data(count);
+    for (int root : {0, size - 1}) {
+      for (int call = 0; call < kCalls; ++call) {
+        verifiable::fill(data.data(), 0, count, DataType::f32, [&](std::size_t i) {
+          return rank == root ? verifiable::payload(root, call, i) : -1.0;
+        });
+        comm.broadcast(std::span<float>(data), {.root = root, .algorithm = "eager"}).wait(std::chrono::seconds(20));
+        ASSERT_EQ(verifiable::count_wrong(data.data(), 0, count, DataType::f32,
+                                          [&](std::size_t i) { return verifiable::payload(root, call, i); }),
+                  0U)
+            << "broadcast of " << bytes << " bytes from " << root << ", call " << call;
+      }
+    }
+  }
 }
 
 void check_eager_timeout_names_a_missing_rank(Communicator& world) {

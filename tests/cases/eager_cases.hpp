@@ -11,6 +11,12 @@ namespace meshcomm::testing {
 /// (one rank late), then waits for them newest first: every result is exact.
 void check_eager_calls_run_ahead(Communicator& world);
 
+/// Broadcasts through the eager slots in the size classes whose stores are measured (16, 32 and
+/// 64 KiB), many calls each from the first and the last rank on a communicator of their own, so
+/// that the stores change way at least once in each (plain for the first measured calls, then
+/// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
+void check_eager_broadcasts_store_both_ways(Communicator& world);
+
 /// One rank calls a small collective that the others never make: its wait times out naming a
 /// rank that never arrived; the world stays usable.
 void check_eager_timeout_names_a_missing_rank(Communicator& world);

@@ -27,6 +27,10 @@ TEST(InprocCollectives, EagerCallsRunAheadOfSlowRanks) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_calls_run_ahead);
 }
 
+TEST(InprocCollectives, EagerBroadcastsStoreBothWays) {
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_store_both_ways);
+}
+
 TEST(InprocCollectives, EagerTimeoutNamesAMissingRank) {
   for (int size : {2, 3}) run_ranks(size, check_eager_timeout_names_a_missing_rank);
 }

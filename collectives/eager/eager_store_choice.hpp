@@ -1,0 +1,76 @@
+#pragma once
+
+// How the eager slots' payloads are stored: with plain stores, or with streaming ones that send
+// the lines to memory instead of leaving them modified in the writer's cache. A peer reads a
+// payload straight after it is written, so the faster stores are the ones whose lines the peer's
+// core fetches faster; that depends on the machine and on its state, not on the size alone. On
+// the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 10-11 us with
+// plain stores and 6-6.6 with streaming ones, and 34-42 us against 7-8 in the VM's slow periods;
+// at 4 KiB plain stores were the faster. So from kMeasuredFrom on the choice is measured.
+//
+// One rank decides for every rank, per kind of collective, placement and size class, since a
+// payload's stores show in its readers' time, not its writer's: the decider times its own reading
+// of the payloads and adds the time their writing took (the writer states it in its slot). It is
+// a reader that also writes, where the kind has one: rank 0; for a broadcast, the rank after the
+// root. Its decisions lie in a table in its segment: an entry per kind, placement and class, one
+// word holding the way before an operation number, the way from it on, and that number. A
+// decision made as the decider finishes operation n takes effect from n + lag, where lag is the
+// number of slots: no rank can publish that operation before it has seen the decider finish n,
+// so every rank stores each operation's payload alike, the way the decider times it under.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collective_args.hpp"
+#include "measured_choice.hpp"
+
+namespace meshcomm::detail {
+
+/// One communicator's choice of stores for its eager payloads. Not thread-safe: the mailbox
+/// calls it under its lock.
+class EagerStoreChoice {
+ public:
+  /// Payloads from this size on are measured; smaller ones take plain stores.
+  static constexpr std::size_t kMeasuredFrom = 16 * 1024;
+  /// The largest payload measured (the eager slots' payload).
+  static constexpr std::size_t kMeasuredUpTo = 64 * 1024;
+  /// Bytes of the decision table each rank's segment holds, a whole number of cache lines; the
+  /// table must start zeroed (plain stores everywhere).
+  static constexpr std::size_t kTableBytes = 320;
+
+  /// `tables`: every rank's decision table, mapped here; `rank`: this rank; `lag`: operations
+  /// between a decision and its effect (the mailbox's slots). `measured` false: plain stores for
+  /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed.
+  EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured);
+  EagerStoreChoice(const EagerStoreChoice&) = delete;
+  EagerStoreChoice& operator=(const EagerStoreChoice&) = delete;
+  ~EagerStoreChoice();
+
+  /// Whether operation `op` (`args`, publishing `bytes`) stores its payload with streaming stores.
+  [[nodiscard]] bool streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
+  /// Whether this rank times the writing of `args`' payload (and states it in its slot).
+  [[nodiscard]] bool times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept;
+  /// Whether this rank decides `args`' stores, and so times its reading.
+  [[nodiscard]] bool decides(const CollectiveArgs& args, std::size_t bytes) const noexcept;
+  /// The rank whose slot states how long the writing `decides()` counts took.
+  [[nodiscard]] int timed_writer(const CollectiveArgs& args) const noexcept;
+  /// On the decider: records that operation `op` took `took` (writing and reading), and decides
+  /// the stores of the operations of its kind from op + lag on.
+  void record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op, std::chrono::nanoseconds took);
+
+ private:
+  [[nodiscard]] int decider(const CollectiveArgs& args) const noexcept;
+  [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes) const noexcept;
+
+  std::vector<std::byte*> tables_;
+  int rank_;
+  int lag_;
+  bool measured_;
+  /// This rank's choices as a decider, per table entry; made when first needed.
+  std::vector<std::unique_ptr<MeasuredChoice>> choices_;
+};
+
+}  // namespace meshcomm::detail

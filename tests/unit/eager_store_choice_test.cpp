@@ -1,0 +1,120 @@
+// EagerStoreChoice over decision tables in local memory, driven as a mailbox would drive it: the
+// decider records each operation as it finishes it, and a rank may publish operation n only
+// once the decider has finished operation n - lag. Every rank must store each operation's payload
+// the way the decider times it under, whatever the decider decides meanwhile.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "eager/eager_store_choice.hpp"
+
+namespace meshcomm::detail {
+namespace {
+
+constexpr int kLag = 4;
+constexpr int kRanks = 3;
+
+/// Every rank's decision table, zeroed, and each rank's choice over them.
+struct Tables {
+  std::array<std::array<std::uint64_t, EagerStoreChoice::kTableBytes / sizeof(std::uint64_t)>, kRanks> words{};
+  std::vector<std::unique_ptr<EagerStoreChoice>> ranks;
+
+  explicit Tables(bool measured = true) {
+    std::vector<std::byte*> tables;
+    for (auto& table : words) tables.push_back(reinterpret_cast<std::byte*>(table.data()));
+    for (int rank = 0; rank < kRanks; ++rank) {
+      ranks.push_back(std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured));
+    }
+  }
+};
+
+CollectiveArgs broadcast_of(std::size_t bytes, int root) {
+  CollectiveArgs args;
+  args.kind = CollectiveKind::broadcast;
+  args.output = BufferView(nullptr, bytes, DataType::u8);
+  args.in_place = true;
+  args.root = root;
+  return args;
+}
+
+/// Runs `operations` broadcasts of `bytes` from `root` through `tables`, the streamed way taking
+/// `streamed_nanoseconds` and the plain one `plain_nanoseconds`; returns, per operation, whether
+/// it was streamed, after checking that the root (which stores it) saw the same way when it
+/// could first publish it as the decider saw when it finished it.
+std::vector<bool> run(Tables& tables, int operations, std::size_t bytes, int root, std::int64_t plain_nanoseconds,
+                      std::int64_t streamed_nanoseconds) {
+  const auto args = broadcast_of(bytes, root);
+  const int decider = (root + 1) % kRanks;
+  std::vector<bool> streamed;
+  for (int op = 0; op < operations + kLag; ++op) {
+    // The decider has finished op - lag: the root may publish op now.
+    if (op < operations) streamed.push_back(tables.ranks[root]->streams(args, bytes, op));
+    const int finishing = op - kLag + 1;  // the decider finishes this one before the root publishes op + 1
+    if (finishing < 0 || finishing >= operations) continue;
+    EXPECT_EQ(tables.ranks[decider]->streams(args, bytes, finishing), streamed[finishing])
+        << "operation " << finishing << " is timed under another way than it was stored";
+    EXPECT_TRUE(tables.ranks[decider]->decides(args, bytes));
+    const auto took = streamed[finishing] ? streamed_nanoseconds : plain_nanoseconds;
+    tables.ranks[decider]->record(args, bytes, finishing, std::chrono::nanoseconds(took));
+  }
+  return streamed;
+}
+
+TEST(EagerStoreChoice, SettlesOnTheFasterWayAndEveryRankStoresAsTheDeciderTimes) {
+  Tables tables;
+  const std::size_t bytes = 64 * 1024;
+  const auto streamed = run(tables, 400, bytes, 0, 8000, 5000);
+  ASSERT_FALSE(streamed.front()) << "plain stores first";
+  int changes = 0;
+  for (std::size_t op = 1; op < streamed.size(); ++op) changes += streamed[op] != streamed[op - 1] ? 1 : 0;
+  EXPECT_GE(changes, 1);
+  EXPECT_TRUE(streamed.back()) << "the faster way, streamed, is taken in the end";
+  int plain_late = 0;
+  for (std::size_t op = 200; op < streamed.size(); ++op) plain_late += streamed[op] ? 0 : 1;
+  EXPECT_LE(plain_late, 40) << "trials of plain stores are rare once the choice is made";
+}
+
+TEST(EagerStoreChoice, StaysPlainWherePlainIsFaster) {
+  Tables tables;
+  const auto streamed = run(tables, 400, 16 * 1024, 2, 2000, 3000);
+  int streamed_late = 0;
+  for (std::size_t op = 200; op < streamed.size(); ++op) streamed_late += streamed[op] ? 1 : 0;
+  EXPECT_LE(streamed_late, 40);
+  EXPECT_FALSE(streamed.back());
+}
+
+TEST(EagerStoreChoice, OnlyMeasuredBroadcastsStream) {
+  Tables tables;
+  run(tables, 100, 32 * 1024, 1, 8000, 2000);  // settles on streaming for this class and root
+  auto args = broadcast_of(32 * 1024, 1);
+  EXPECT_TRUE(tables.ranks[1]->streams(args, 32 * 1024, 200));
+  EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(32 * 1024, 0), 32 * 1024, 200)) << "another root decides apart";
+  EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(8 * 1024, 1), 8 * 1024, 200)) << "below kMeasuredFrom";
+  args.kind = CollectiveKind::all_gather;
+  EXPECT_FALSE(tables.ranks[0]->streams(args, 32 * 1024, 200)) << "only broadcasts are measured";
+  EXPECT_FALSE(tables.ranks[0]->decides(args, 32 * 1024));
+
+  Tables unmeasured(false);
+  const auto broadcast = broadcast_of(64 * 1024, 0);
+  EXPECT_FALSE(unmeasured.ranks[1]->decides(broadcast, 64 * 1024));
+  EXPECT_FALSE(unmeasured.ranks[0]->times_writing(broadcast, 64 * 1024));
+  EXPECT_FALSE(unmeasured.ranks[0]->streams(broadcast, 64 * 1024, 100));
+}
+
+TEST(EagerStoreChoice, TheRootTimesItsWritingAndTheNextRankDecides) {
+  Tables tables;
+  const auto args = broadcast_of(64 * 1024, 2);
+  EXPECT_TRUE(tables.ranks[2]->times_writing(args, 64 * 1024));
+  EXPECT_FALSE(tables.ranks[0]->times_writing(args, 64 * 1024));
+  EXPECT_EQ(tables.ranks[0]->timed_writer(args), 2);
+  EXPECT_TRUE(tables.ranks[0]->decides(args, 64 * 1024));
+  EXPECT_FALSE(tables.ranks[2]->decides(args, 64 * 1024));
+  EXPECT_FALSE(tables.ranks[1]->decides(args, 64 * 1024));
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
