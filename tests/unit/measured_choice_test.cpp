@@ -66,5 +66,30 @@ TEST(MeasuredChoice, WeighingTheLatestPieceAQuarterALastingChangeTurnsIt) {
   EXPECT_EQ(pieces, 2);
 }
 
+/// Trials of way 1 (2 ns a byte against way 0's 1) among pieces 3000-5000 of `choice`.
+int late_trials(MeasuredChoice& choice) {
+  int trials = 0;
+  for (int piece = 0; piece < 5000; ++piece) {
+    const int way = choice.choose(kBytes);
+    record(choice, way, way == 0 ? 1.0 : 2.0);
+    if (piece >= 3000 && way == 1) ++trials;
+  }
+  return trials;
+}
+
+TEST(MeasuredChoice, TrialsThatCostMoreComeMoreRarely) {
+  MeasuredChoice one_piece;
+  // A trial costs (2 - 1) piece: one every 1 / 0.02 = 50 pieces.
+  const int cheap = late_trials(one_piece);
+  EXPECT_GE(cheap, 35);
+  EXPECT_LE(cheap, 45);
+  MeasuredChoice costly(MeasuredChoice::Settings{.pieces_per_trial = 8, .pieces_lost_switching = 8});
+  // (2 - 1) * 8 + 8 = 16 pieces a trial: one every 800 pieces, each of 8 pieces of way 1 for a
+  // caller that applies the choice that long; here, where it applies to one, 2 or 3 trials.
+  const int dear = late_trials(costly);
+  EXPECT_GE(dear, 2);
+  EXPECT_LE(dear, 3);
+}
+
 }  // namespace
 }  // namespace meshcomm::detail
