@@ -4,19 +4,20 @@
 // the lines to memory instead of leaving them modified in the writer's cache. A peer reads a
 // payload straight after it is written, so the faster stores are the ones whose lines the peer's
 // core fetches faster; that depends on the machine and on its state, not on the size alone. On
-// the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 10-11 us with
-// plain stores and 6-6.6 with streaming ones, and 34-42 us against 7-8 in the VM's slow periods;
-// at 4 KiB plain stores were the faster. So from kMeasuredFrom on the choice is measured.
+// the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
+// plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods;
+// at 4-8 KiB plain stores were level or faster. So from kMeasuredFrom on the choice is measured,
+// for broadcasts (measured(): why only those).
 //
 // One rank decides for every rank, per kind of collective, placement and size class, since a
 // payload's stores show in its readers' time, not its writer's: the decider times its own reading
-// of the payloads and adds the time their writing took (the writer states it in its slot). It is
-// a reader that also writes, where the kind has one: rank 0; for a broadcast, the rank after the
-// root. Its decisions lie in a table in its segment: an entry per kind, placement and class, one
-// word holding the way before an operation number, the way from it on, and that number. A
-// decision made as the decider finishes operation n takes effect from n + lag, where lag is the
-// number of slots: no rank can publish that operation before it has seen the decider finish n,
-// so every rank stores each operation's payload alike, the way the decider times it under.
+// of the payload and adds the time its writing took (the writer states it in its slot). For a
+// broadcast it is the rank after the root; for a kind whose every rank writes and reads, rank 0.
+// Its decisions lie in a table in its segment: an entry per kind, placement and class, one word
+// holding the way before an operation number, the way from it on, and that number. A decision
+// made as the decider finishes operation n takes effect from n + lag, where lag is the number of
+// slots: no rank can publish that operation before it has seen the decider finish n, so every
+// rank stores each operation's payload alike, the way the decider times it under.
 
 #include <chrono>
 #include <cstddef>
