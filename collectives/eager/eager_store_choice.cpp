@@ -51,7 +51,10 @@ bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes) c
   // Only the broadcast's: there the root's writing and one reader's reading are the whole call.
   // The other kinds' payloads are read by every rank as it also writes; on the 2-core VM their
   // calls ran level either way at 64 KiB, and at 16 KiB the trials' changes of way cost more than
-  // they found (all-gather and reduce-scatter 10-25% slower than with plain stores alone).
+  // they found (all-gather and reduce-scatter 10-25% slower than with plain stores alone). Timed
+  // instead over rank 0's whole call, from its writing to its result, its plain pieces took 3x
+  // their calls' time end to end (its peers' polling and their skew are in that span), so no
+  // choice made from it could be trusted.
   return measured_ && args.kind == CollectiveKind::broadcast && bytes >= kMeasuredFrom && bytes <= kMeasuredUpTo;
 }
 
