@@ -7,11 +7,10 @@ namespace meshcomm::detail {
 
 namespace {
 
-constexpr int kKinds = 6;  // every CollectiveKind, all_to_allv (never eager) included
 constexpr int kPlacements = 2;
 constexpr int kFirstClass = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredFrom)) - 1;
 constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredUpTo)) - kFirstClass;
-constexpr int kEntries = kKinds * kPlacements * kClasses;
+constexpr int kEntries = kPlacements * kClasses;
 static_assert(kEntries * sizeof(std::uint64_t) <= EagerStoreChoice::kTableBytes);
 
 /// A table entry: the way before operation `from`, and from it on.
@@ -33,7 +32,7 @@ struct Entry {
 
 int entry_index(const CollectiveArgs& args, std::size_t bytes) noexcept {
   const int size_class = static_cast<int>(std::bit_width(bytes)) - 1 - kFirstClass;
-  return (static_cast<int>(args.kind) * kPlacements + (args.in_place ? 1 : 0)) * kClasses + size_class;
+  return (args.in_place ? 1 : 0) * kClasses + size_class;
 }
 
 std::atomic_ref<std::uint64_t> entry_word(std::byte* table, int index) noexcept {
@@ -59,13 +58,10 @@ bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes) c
 }
 
 int EagerStoreChoice::decider(const CollectiveArgs& args) const noexcept {
-  const int size = static_cast<int>(tables_.size());
-  return args.kind == CollectiveKind::broadcast ? (args.root + 1) % size : 0;
+  return (args.root + 1) % static_cast<int>(tables_.size());
 }
 
-int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept {
-  return args.kind == CollectiveKind::broadcast ? args.root : decider(args);
-}
+int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept { return args.root; }
 
 bool EagerStoreChoice::streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept {
   if (!measured(args, bytes)) return false;

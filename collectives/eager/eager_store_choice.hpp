@@ -7,17 +7,16 @@
 // the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
 // plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods;
 // at 4-8 KiB plain stores were level or faster. So from kMeasuredFrom on the choice is measured,
-// for broadcasts (measured(): why only those).
+// for broadcasts only: the other kinds keep plain stores (eager_store_choice.cpp says why).
 //
-// One rank decides for every rank, per kind of collective, placement and size class, since a
-// payload's stores show in its readers' time, not its writer's: the decider times its own reading
-// of the payload and adds the time its writing took (the writer states it in its slot). For a
-// broadcast it is the rank after the root; for a kind whose every rank writes and reads, rank 0.
-// Its decisions lie in a table in its segment: an entry per kind, placement and class, one word
-// holding the way before an operation number, the way from it on, and that number. A decision
-// made as the decider finishes operation n takes effect from n + lag, where lag is the number of
-// slots: no rank can publish that operation before it has seen the decider finish n, so every
-// rank stores each operation's payload alike, the way the decider times it under.
+// The rank after the root decides, for the root and itself, per placement and size class, since
+// a payload's stores show in its readers' time, not its writer's: it times its own reading of the
+// payload and adds the time the root's writing took (the root states it in its slot). Its
+// decisions lie in a table in its segment: an entry per placement and class, one word holding the
+// way before an operation number, the way from it on, and that number. A decision made as the
+// decider finishes operation n takes effect from n + lag, where lag is the number of slots: the
+// root cannot publish that operation before it has seen the decider finish n, so it stores each
+// payload the way the decider times it under.
 
 #include <chrono>
 #include <cstddef>
@@ -40,7 +39,7 @@ class EagerStoreChoice {
   static constexpr std::size_t kMeasuredUpTo = 64 * 1024;
   /// Bytes of the decision table each rank's segment holds, a whole number of cache lines; the
   /// table must start zeroed (plain stores everywhere).
-  static constexpr std::size_t kTableBytes = 320;
+  static constexpr std::size_t kTableBytes = 64;
 
   /// `tables`: every rank's decision table, mapped here; `rank`: this rank; `lag`: operations
   /// between a decision and its effect (the mailbox's slots). `measured` false: plain stores for
@@ -52,14 +51,16 @@ class EagerStoreChoice {
 
   /// Whether operation `op` (`args`, publishing `bytes`) stores its payload with streaming stores.
   [[nodiscard]] bool streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
-  /// Whether this rank times the writing of `args`' payload (and states it in its slot).
+  /// Whether this rank times the writing of `args`' payload (and states it in its slot): the
+  /// root of a measured broadcast.
   [[nodiscard]] bool times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept;
-  /// Whether this rank decides `args`' stores, and so times its reading.
+  /// Whether this rank decides `args`' stores, and so times its reading: the rank after the root
+  /// of a measured broadcast.
   [[nodiscard]] bool decides(const CollectiveArgs& args, std::size_t bytes) const noexcept;
-  /// The rank whose slot states how long the writing `decides()` counts took.
+  /// The rank whose slot states how long the writing `decides()` counts took: the root.
   [[nodiscard]] int timed_writer(const CollectiveArgs& args) const noexcept;
   /// On the decider: records that operation `op` took `took` (writing and reading), and decides
-  /// the stores of the operations of its kind from op + lag on.
+  /// the stores of the broadcasts of its placement and size class from op + lag on.
   void record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op, std::chrono::nanoseconds took);
 
  private:
