@@ -67,9 +67,11 @@ class MeasuredChoice {
     std::uint32_t trials_confirming = 0;  ///< trials of the slower way since `faster` last changed
   };
 
-  /// Pieces of the class between trials of the slower way: fewer the closer the two figures are,
-  /// and fewer soon after the faster way changed (then doubling with each trial that confirms
-  /// it), so that a figure left from the first, slow pieces is soon corrected.
+  /// Pieces of the class between trials of the slower way: enough for the trials to keep their
+  /// share of the time, so fewer the closer the two figures are and the less a trial costs
+  /// (Settings), and fewer soon after the faster way changed (from four trials' lengths, then
+  /// doubling with each trial that confirms it), so that a figure left from the first, slow
+  /// pieces is soon corrected.
   [[nodiscard]] std::uint32_t trial_interval(const SizeClass& size) const noexcept;
 
   Settings settings_;
