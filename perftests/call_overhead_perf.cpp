@@ -5,7 +5,7 @@
 // Each round times N calls of each variant back to back (so drift hits all alike); the table
 // gives the median over rounds of the time per call, and the overhead over the raw MPI call:
 // `algo=native` over the nonblocking call it makes, the default (the `eager` path at 8 bytes)
-// over Open MPI's faster, blocking all-gather.
+// over Open MPI's faster, blocking all-gather, and the barrier over `MPI_Barrier`.
 
 #include <fmt/format.h>
 
@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
          comm.isend(meshcomm::ConstBufferView(&sent, 1, meshcomm::DataType::u64), right, 0).wait();
          receive.wait();
        }},
+      {"MPI_Barrier", "", [&] { MPI_Barrier(raw); }},
+      {"barrier", "MPI_Barrier", [&] { comm.barrier(); }},
   };
 
   if (comm.backend() != meshcomm::BackendKind::mpi) {  // only the mpi backend has MPI's own collectives
