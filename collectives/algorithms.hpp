@@ -39,6 +39,11 @@ struct CallRecord;
 std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveArgs& args, const CallRecord& record,
                                        std::shared_ptr<const void> buffers);
 
+/// The barrier that is collective number `call` on `comm`, on its eager slots (which must exist):
+/// it finishes once every rank has reached it. Null if it finished inside the call. Like every
+/// eager operation it must start as its call is made, in call order.
+std::shared_ptr<WorkState> start_eager_barrier(CommunicatorImpl& comm, OperationLabel label, std::uint64_t call);
+
 /// Why an algorithm over recursive doubling or halving cannot run on `comm`: empty where its
 /// size is a power of two.
 std::string needs_power_of_two_ranks(const CommunicatorImpl& comm);

@@ -21,6 +21,17 @@ CallRecord CallRecord::of(const CollectiveArgs& args) {
   return record;
 }
 
+CallRecord CallRecord::barrier(std::uint64_t call) {
+  CallRecord record;
+  record.call = call;
+  record.kind = kBarrierKind;
+  return record;
+}
+
+std::string_view CallRecord::operation() const noexcept {
+  return kind == kBarrierKind ? "barrier" : to_string(static_cast<CollectiveKind>(kind));
+}
+
 CallRecord CallRecord::at(const std::source_location& where) const {
   CallRecord record = *this;
   const std::string_view file = where.file_name();
@@ -33,8 +44,9 @@ CallRecord CallRecord::at(const std::source_location& where) const {
 
 std::string CallRecord::describe() const {
   const auto collective = static_cast<CollectiveKind>(kind);
-  std::string text = fmt::format("#{} {} count={} {}", call, to_string(collective), count,
-                                 to_string(static_cast<DataType>(type)));
+  std::string text = kind == kBarrierKind ? fmt::format("#{} barrier", call)
+                                          : fmt::format("#{} {} count={} {}", call, operation(), count,
+                                                        to_string(static_cast<DataType>(type)));
   if (reduces(collective)) text += fmt::format(" {}", to_string(static_cast<ReduceOp>(op)));
   if (collective == CollectiveKind::broadcast) text += fmt::format(" root={}", root);
   if (site[0] != '\0') text += fmt::format(" at {}", site.data());

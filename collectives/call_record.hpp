@@ -5,6 +5,7 @@
 #include <source_location>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "collective_args.hpp"
 
@@ -24,8 +25,13 @@ struct CallRecord {
   /// MESHCOMM_DEBUG=callsite only; empty otherwise, so that it never tells calls apart.
   std::array<char, 48> site{};
 
+  /// CallRecord::kind of a barrier, past every CollectiveKind: a barrier carries no data.
+  static constexpr std::uint8_t kBarrierKind = 0xff;
+
   /// The record of `args` (its `call` number included, its site left empty).
   static CallRecord of(const CollectiveArgs& args);
+  /// The record of the barrier that is collective number `call` on its communicator.
+  static CallRecord barrier(std::uint64_t call);
   /// The same with `site` filled in from `where`.
   [[nodiscard]] CallRecord at(const std::source_location& where) const;
   /// The same without the number: what stays equal from one call of a shape to the next.
@@ -36,6 +42,9 @@ struct CallRecord {
   }
 
   bool operator==(const CallRecord&) const = default;
+
+  /// "barrier", or the collective kind's name ("all_gather", ...).
+  [[nodiscard]] std::string_view operation() const noexcept;
 
   /// "#7 all_gather count=1000 f32", with the op or root where the kind has one, and " at
   /// train.cpp:42" where the site is known.

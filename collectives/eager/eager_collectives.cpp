@@ -19,9 +19,10 @@ namespace {
 /// allocation) that does.
 class EagerWorkState final : public WorkState {
  public:
-  EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, std::int64_t op, CollectiveKind kind,
-                 OperationLabel label)
-      : comm_(comm), mailbox_(std::move(mailbox)), op_(op), kind_(kind), label_(label) {}
+  /// `operation` names the call in errors ("all_gather", "barrier"): static text.
+  EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, std::int64_t op,
+                 std::string_view operation, OperationLabel label)
+      : comm_(comm), mailbox_(std::move(mailbox)), op_(op), operation_(operation), label_(label) {}
 
   bool test() override {
     try {
@@ -39,7 +40,7 @@ class EagerWorkState final : public WorkState {
                   fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
                               "before it on this communicator; every rank must make the same collective calls in "
                               "the same order",
-                              to_string(kind_), fmt::join(ranks, ", ")),
+                              operation_, fmt::join(ranks, ", ")),
                   comm_.context(label_, ranks.empty() ? -1 : ranks.front()));
     fail_communicator(timeout);
     throw timeout;
@@ -54,7 +55,7 @@ class EagerWorkState final : public WorkState {
   CommunicatorImpl& comm_;
   std::shared_ptr<EagerMailbox> mailbox_;
   std::int64_t op_;
-  CollectiveKind kind_;
+  std::string_view operation_;
   OperationLabel label_;
 };
 
@@ -95,7 +96,20 @@ std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveA
   const auto& mailbox = comm.eager_mailbox();
   const std::int64_t op = mailbox->start(args, record, std::move(buffers));
   if (op < 0) return nullptr;  // finished inside the call
-  return make_recycled<EagerWorkState>(comm, mailbox, op, static_cast<CollectiveKind>(record.kind), args.label);
+  return make_recycled<EagerWorkState>(comm, mailbox, op, record.operation(), args.label);
+}
+
+std::shared_ptr<WorkState> start_eager_barrier(CommunicatorImpl& comm, OperationLabel label, std::uint64_t call) {
+  // An all-gather of nothing in the slots' terms: each rank publishes the barrier's record alone
+  // and finishes once every peer has published it too, that is, has reached the barrier. The
+  // record tells it from any collective a peer calls in its place. Zero bytes from and to a
+  // valid address: nothing is read or written there.
+  static std::byte nothing;
+  const CollectiveArgs args{.kind = CollectiveKind::all_gather,
+                            .input = {&nothing, 0, DataType::u8, MemoryKind::host},
+                            .output = {&nothing, 0, DataType::u8, MemoryKind::host},
+                            .label = label};
+  return start_eager(comm, args, CallRecord::barrier(call), nullptr);
 }
 
 std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms() {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,6 +91,61 @@ void check_eager_broadcasts_store_both_ways(Communicator& world) {
       }
     }
   }
+}
+
+void check_eager_barrier(Communicator& world) {
+  if (world.size() < 2) return;
+  const int size = world.size();
+  const int rank = world.rank();
+  using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for every process on a host
+  auto since_epoch = [](Clock::time_point at) {
+    return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count());
+  };
+  {
+    auto comm = world.split(0, rank);
+    for (int late = 0; late < size; ++late) {
+      if (rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const std::int64_t entered = since_epoch(Clock::now());
+      comm.barrier(std::chrono::seconds(20));
+      const std::int64_t left = since_epoch(Clock::now());
+      std::vector<std::int64_t> entries(static_cast<std::size_t>(size));
+      world.all_gather(std::span<const std::int64_t>(&entered, 1), std::span<std::int64_t>(entries)).wait();
+      for (int r = 0; r < size; ++r) {
+        EXPECT_GE(left, entries[r]) << "rank " << rank << " left the barrier (rank " << late
+                                    << " late) before rank " << r << " entered it";
+      }
+    }
+  }
+  {
+    auto comm = world.split(0, rank);
+    const auto error = expect_error([&] {
+      if (rank == 0) {
+        comm.barrier(std::chrono::seconds(20));
+      } else {
+        std::vector<float> input(4, 1.0F), output(4 * static_cast<std::size_t>(size));
+        comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"})
+            .wait(std::chrono::seconds(20));
+      }
+    });
+    const std::string what = error.what();
+    EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << what;
+    EXPECT_NE(what.find("rank 0 #0 barrier"), std::string::npos) << what;
+    EXPECT_NE(what.find("#0 all_gather count=4 f32"), std::string::npos) << what;
+    world.barrier();
+  }
+  {
+    auto comm = world.split(0, rank);
+    if (rank == 0) {
+      const auto error = expect_error([&] { comm.barrier(std::chrono::milliseconds(300)); });
+      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+      EXPECT_GE(error.context().peer, 1) << error.what();
+      EXPECT_NE(std::string(error.what()).find("eager barrier"), std::string::npos) << error.what();
+    }
+    world.barrier();
+  }
+  std::vector<int> one{rank}, all(static_cast<std::size_t>(size));
+  world.all_gather(std::span<const int>(one), std::span<int>(all), {.algorithm = "eager"}).wait();
+  for (int r = 0; r < size; ++r) EXPECT_EQ(all[r], r);
 }
 
 void check_eager_timeout_names_a_missing_rank(Communicator& world) {

@@ -17,6 +17,12 @@ void check_eager_calls_run_ahead(Communicator& world);
 /// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
 void check_eager_broadcasts_store_both_ways(Communicator& world);
 
+/// Barriers on the eager slots: no rank leaves one before the last has entered it (each rank's
+/// entry and exit on the host's monotonic clock, compared after), with each rank late in turn; a
+/// barrier against a collective fails on both sides naming both calls; a barrier alone times
+/// out naming a rank that never arrived; the world stays usable.
+void check_eager_barrier(Communicator& world);
+
 /// One rank calls a small collective that the others never make: its wait times out naming a
 /// rank that never arrived; the world stays usable.
 void check_eager_timeout_names_a_missing_rank(Communicator& world);

@@ -31,6 +31,10 @@ TEST(InprocCollectives, EagerBroadcastsStoreBothWays) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_store_both_ways);
 }
 
+TEST(InprocCollectives, EagerBarrier) {
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_barrier);
+}
+
 TEST(InprocCollectives, EagerTimeoutNamesAMissingRank) {
   for (int size : {2, 3}) run_ranks(size, check_eager_timeout_names_a_missing_rank);
 }
