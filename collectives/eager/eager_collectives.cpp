@@ -8,6 +8,7 @@
 #include "algorithms.hpp"
 #include "eager_mailbox.hpp"
 #include "meshcomm/error.hpp"
+#include "process_liveness.hpp"
 #include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
@@ -26,11 +27,19 @@ class EagerWorkState final : public WorkState {
 
   bool test() override {
     try {
-      return mailbox_->finished(op_);
+      if (mailbox_->finished(op_)) return true;
     } catch (const Error& error) {
       fail_communicator(error);
       throw;
     }
+    // A rank whose process has ended never arrives: fail now, naming it, not at the timeout.
+    if (liveness_.due()) {
+      if (auto failure = mailbox_->failure_of_ended_peers(op_, comm_.context(label_), operation_)) {
+        fail_communicator(*failure);
+        throw *failure;
+      }
+    }
+    return false;
   }
 
   void wait_until(Clock::time_point deadline) override {
@@ -57,6 +66,7 @@ class EagerWorkState final : public WorkState {
   std::int64_t op_;
   std::string_view operation_;
   OperationLabel label_;
+  LivenessSchedule liveness_;
 };
 
 template <CollectiveKind Kind>

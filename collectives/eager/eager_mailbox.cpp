@@ -52,10 +52,12 @@ void store_release(std::byte* word, std::uint64_t value) noexcept {
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word)).store(value, std::memory_order_release);
 }
 
-/// What a rank tells the others at set-up: its host and where its segment is (empty: none).
+/// What a rank tells the others at set-up: its host, where its segment is (empty: none) and its
+/// process, so that a wait can tell a rank that has ended from a slow one.
 struct Descriptor {
   std::uint64_t host = 0;
   SegmentReference segment;
+  ProcessIdentity process;
 };
 
 /// Where a slot's payload of `bytes` lies.
@@ -93,6 +95,7 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   std::shared_ptr<SharedSegment> own;
   Descriptor mine;
   mine.host = host_identity();
+  mine.process = ProcessIdentity::of_this_process();
   try {
     own = segments->create(kSegmentBytes);
     // The counters and slot headers start at zero whatever memory a segment comes from (the
@@ -125,17 +128,20 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   for (auto each : agreed) {
     if (each != std::byte{1}) return nullptr;
   }
-  return std::make_shared<EagerMailbox>(std::move(segments), std::move(own), std::move(bases), comm.rank(),
-                                        comm.context(label));
+  std::vector<ProcessIdentity> processes;
+  for (const auto& descriptor : all) processes.push_back(descriptor.process);
+  return std::make_shared<EagerMailbox>(std::move(segments), std::move(own), std::move(bases),
+                                        RankProcesses(std::move(processes)), comm.rank(), comm.context(label));
 }
 
 EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
-                           std::vector<std::byte*> bases, int rank, ErrorContext where)
+                           std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where)
     : segments_(std::move(segments)),
       own_(std::move(own)),
       bases_(std::move(bases)),
       rank_(rank),
       size_(static_cast<int>(bases_.size())),
+      processes_(std::move(processes)),
       where_(std::move(where)),
       stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured()),
       peers_finished_(bases_.size(), 0) {}
@@ -398,6 +404,17 @@ std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
     if (!ranks.empty()) break;
   }
   return ranks;
+}
+
+std::optional<Error> EagerMailbox::failure_of_ended_peers(std::int64_t op, ErrorContext context,
+                                                          std::string_view operation) {
+  const auto waited = waiting_for(op);
+  const auto ended = processes_.ended(waited);
+  if (ended.empty()) return std::nullopt;
+  return processes_.failure(ended, std::move(context),
+                            fmt::format("this rank's eager {} waiting for it cannot finish; the communicator cannot "
+                                        "be used again",
+                                        operation));
 }
 
 }  // namespace meshcomm::detail

@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <map>
@@ -33,6 +34,7 @@
 #include "collective_args.hpp"
 #include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
+#include "process_liveness.hpp"
 #include "spin_lock.hpp"
 
 namespace meshcomm::detail {
@@ -56,10 +58,11 @@ class EagerMailbox {
   /// on a backend that moves host memory, and every rank could make its segment.
   static std::shared_ptr<EagerMailbox> create(CommunicatorImpl& comm, OperationLabel label);
 
-  /// `segments` made `own` and mapped the peers' `bases`; `where` names the backend and rank in
-  /// errors, each of which names its operation and peer itself.
+  /// `segments` made `own` and mapped the peers' `bases`; `processes` are the ranks' processes;
+  /// `where` names the backend and rank in errors, each of which names its operation and peer
+  /// itself.
   EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
-               std::vector<std::byte*> bases, int rank, ErrorContext where);
+               std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
@@ -80,6 +83,11 @@ class EagerMailbox {
   /// The ranks that operation `op` still waits for: the peers that have not published it, or (if
   /// this rank has not published it yet) those that have not read an older operation in its slot.
   [[nodiscard]] std::vector<int> waiting_for(std::int64_t op);
+  /// The peer_failure of operation `op` where a rank it waits for has ended (its process is
+  /// gone, so it never arrives), naming that rank and `operation` ("all_gather", "barrier");
+  /// empty while every rank it waits for still runs. Reads /proc: for a wait to call now and then.
+  [[nodiscard]] std::optional<Error> failure_of_ended_peers(std::int64_t op, ErrorContext context,
+                                                            std::string_view operation);
 
  private:
   /// One operation as publishing and finishing read it: the caller's call and record while it
@@ -120,6 +128,7 @@ class EagerMailbox {
   std::vector<std::byte*> bases_;  ///< every rank's segment, mapped here
   int rank_;
   int size_;
+  RankProcesses processes_;  ///< every rank's process, to tell a rank that has ended from a slow one
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since

@@ -1,7 +1,8 @@
 // A peer that vanishes: rank 1 exits right after the communicator is created, without MPI_Finalize.
 // Rank 0's operation on it (argv[1]: "receive", "ring" for a ring all-gather, "native" for Open
 // MPI's own of a shape not yet agreed, "native_agreed" for one whose shape both ranks called
-// before rank 1 left) must end in peer_failure naming rank 1, well before the timeout, since rank 1's
+// before rank 1 left, "eager" for a small all-gather through the shared slots, "barrier") must
+// end in peer_failure naming rank 1, well before the timeout, since rank 1's
 // process is seen to have ended; and rank 0 must then leave too: its MpiSession's MPI_Finalize
 // would wait for rank 1 forever, so it ends the process after the timeout, saying why. Run under
 // `mpirun --mca orte_abort_on_non_zero_status 0 -np 2`; ctest checks what rank 0 printed (a hang
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
   try {
     if (mode == "receive") {
       comm.irecv(incoming, 1, 5).wait();
+    } else if (mode == "barrier") {
+      comm.barrier();
     } else {
       const std::string_view algorithm = agreed ? "native" : mode;
       comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = algorithm}).wait();
