@@ -17,7 +17,7 @@ sizes=("$@")
 ((${#sizes[@]} > 0)) || sizes=(1K 64K 1M 16M 64M)
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../tools/mpi_environment.sh"
-operations=(all_gather reduce_scatter all_reduce alltoall broadcast)
+operations=(all_gather reduce_scatter all_reduce alltoall alltoallv broadcast)
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
 
