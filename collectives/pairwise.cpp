@@ -172,10 +172,11 @@ class PairwiseAllToAll final : public OneTagAlgorithmOf<CollectiveKind::all_to_a
   }
 };
 
-class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> {
+class PairwiseAllToAllv final : public OneTagAlgorithmOf<CollectiveKind::all_to_allv> {
  public:
-  PairwiseAllToAllv() : AlgorithmOf("pairwise") {}
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  PairwiseAllToAllv() : OneTagAlgorithmOf("pairwise") {}
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     const std::size_t element = size_of(args.input.type);
     const auto peers = static_cast<std::size_t>(comm.size());
     PeerBytes send_offset(peers), send_bytes(peers), recv_offset(peers), recv_bytes(peers);
@@ -188,7 +189,7 @@ class PairwiseAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> 
     return start_pairwise(comm, args.input.data, args.output.data,
                           ExchangePlan::listed(std::move(send_offset), std::move(send_bytes), std::move(recv_offset),
                                                std::move(recv_bytes)),
-                          args.label, args.output.memory, comm.reserve_internal_tags(1));
+                          args.label, args.output.memory, tag);
   }
 };
 
