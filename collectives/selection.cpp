@@ -24,7 +24,12 @@ SelectionTable SelectionTable::measured_defaults() {
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
   //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B:
   //   1.09x in a fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every
-  //   other path was 0.4-1.2x;
+  //   other path was 0.4-1.2x. All-to-allv's counts differ by rank, so `eager` takes every call
+  //   and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
+  //   (collectives/eager/eager_all_to_allv.hpp): on 2026-11-28 (`alltoallv_perf --algo
+  //   auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and 1.37-2.97x at 6-24 KiB at -np 2
+  //   on mpi, where pairwise ran 0.82-0.98x; 0.96-0.98x against pairwise's 0.97-0.99x where it
+  //   hands over (96 KiB-1.5 MiB: the tables' exchange); 1.15-2.36x at -np 3, 1.40-2.16x at -np 4;
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);
@@ -110,7 +115,7 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
   //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
-  //   7.2-7.5 us at 64 KiB); broadcast from 3 ranks on mpi is native from 8 to 512 KiB, while
+  //   7.2-7.5 us at 64 KiB): where eager hands an all-to-allv over, pairwise takes it; broadcast from 3 ranks on mpi is native from 8 to 512 KiB, while
   //   below it the tree's plain sends beat MPI_Ibcast (1.04-1.7x). At two ranks the tree is one send, which was
   //   ahead of MPI_Ibcast or level at every size above the eager slots on 2026-11-27: over
   //   mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and in place),
@@ -142,6 +147,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},

@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   const int left = (rank + size - 1) % size;
   std::uint64_t in = rank;
   std::vector<std::uint64_t> gathered(size);
+  // all_to_allv: the one value to every rank (offset 0 each), one from each into `gathered`.
+  std::vector<int> one_each(size, 1), zero_and_one(size, 0), in_order(size);
+  std::vector<std::size_t> sizes_each(size, 1), sizes_zero(size, 0), sizes_in_order(size);
+  for (int r = 0; r < size; ++r) in_order[r] = r, sizes_in_order[r] = static_cast<std::size_t>(r);
   std::uint64_t sent = rank;
   std::uint64_t received = 0;
 
@@ -82,6 +86,16 @@ int main(int argc, char** argv) {
          auto receive = comm.irecv(meshcomm::BufferView(&received, 1, meshcomm::DataType::u64), left, 0);
          comm.isend(meshcomm::ConstBufferView(&sent, 1, meshcomm::DataType::u64), right, 0).wait();
          receive.wait();
+       }},
+      {"MPI_Alltoallv", "", [&] {
+         MPI_Alltoallv(&in, one_each.data(), zero_and_one.data(), MPI_UINT64_T, gathered.data(), one_each.data(),
+                       in_order.data(), MPI_UINT64_T, raw);
+       }},
+      {"all_to_allv default", "MPI_Alltoallv", [&] {
+         comm.all_to_allv(meshcomm::ConstBufferView(&in, 1, meshcomm::DataType::u64), gathered,
+                          {.send_counts = sizes_each, .send_offsets = sizes_zero, .recv_counts = sizes_each,
+                           .recv_offsets = sizes_in_order})
+             .wait();
        }},
       {"MPI_Barrier", "", [&] { MPI_Barrier(raw); }},
       {"barrier", "MPI_Barrier", [&] { comm.barrier(); }},

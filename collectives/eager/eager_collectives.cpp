@@ -6,6 +6,9 @@
 
 #include "algorithm.hpp"
 #include "algorithms.hpp"
+#include "collective_engine.hpp"
+#include "communicator_impl.hpp"
+#include "eager_all_to_allv.hpp"
 #include "eager_mailbox.hpp"
 #include "meshcomm/error.hpp"
 #include "process_liveness.hpp"
@@ -99,6 +102,90 @@ class EagerCollective final : public AlgorithmOf<Kind> {
   }
 };
 
+/// An eager all_to_allv not finished inside its call: its eager operation, then, where that was
+/// handed over, the takeover's, on the tags reserved for it and the layout kept from the call.
+class EagerAllToAllvState final : public WorkState {
+ public:
+  EagerAllToAllvState(CommunicatorImpl& comm, std::int64_t op, const CollectiveArgs& args, const Algorithm& takeover,
+                      int tag)
+      : comm_(comm), eager_(comm, comm.eager_mailbox(), op, "all_to_allv", args.label), op_(op), args_(args),
+        takeover_(takeover), tag_(tag) {
+    args_.layout = copy_layout(args.layout, layout_);
+    // A rank whose own blocks did not fit knows the outcome already: it starts the takeover at
+    // once, beside its eager operation, whose table still lets a pair that disagrees fail.
+    if (!all_to_allv_fits(args, EagerMailbox::kPayloadBytes)) take_over();
+  }
+
+  bool test() override {
+    if (!eager_finished_) {
+      if (!eager_.test()) return false;
+      eager_finished_ = true;
+      if (comm_.eager_mailbox()->take_handed_over(op_) && !taken_over_) take_over();
+    }
+    return taken_over_state_ == nullptr || fatal_on_error_.run([&] { return taken_over_state_->test(); });
+  }
+
+  void wait_until(Clock::time_point deadline) override {
+    if (!eager_finished_) {
+      eager_.wait_until(deadline);
+      if (test()) return;
+    }
+    if (taken_over_state_) fatal_on_error_.run([&] { taken_over_state_->wait_until(deadline); });
+  }
+
+  bool fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) override {
+    fatal_on_error_.arm(fatal);
+    return true;
+  }
+
+ private:
+  CommunicatorImpl& comm_;
+  EagerWorkState eager_;
+  std::int64_t op_;
+  CollectiveArgs args_;
+  LayoutStorage layout_;  ///< args_.layout's counts and offsets: the caller's may be gone
+  const Algorithm& takeover_;
+  int tag_;
+  bool eager_finished_ = false;
+  bool taken_over_ = false;
+  std::shared_ptr<WorkState> taken_over_state_;
+  FatalOnError fatal_on_error_;
+
+  /// Starts the takeover; its failures are the call's (the eager part fails the communicator
+  /// itself).
+  void take_over() {
+    taken_over_ = true;
+    taken_over_state_ = fatal_on_error_.run([&] { return takeover_.start_on_tags(comm_, args_, tag_); });
+  }
+};
+
+/// all_to_allv through the eager slots (eager_all_to_allv.hpp): finished from them where every
+/// rank's blocks fit its slot, else handed over, alike on every rank, to the algorithm the table
+/// names next (pairwise), whose tags it reserves as the call starts (in call order, as tags
+/// must be).
+class EagerAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> {
+ public:
+  EagerAllToAllv() : AlgorithmOf("eager") {}
+
+  std::string unsupported_reason(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return eager_collective_.unsupported_reason(args, comm);
+  }
+  bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
+    return eager_collective_.runs(args, comm);
+  }
+
+  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+    const Algorithm& takeover = comm.collectives().takeover_for(comm, args, *this);
+    const int tag = comm.reserve_internal_tags(takeover.takeover_tags());
+    const std::int64_t op = comm.eager_mailbox()->start(args, CallRecord::of(args), nullptr);
+    if (op < 0) return nullptr;  // finished inside the call, from the slots
+    return make_recycled<EagerAllToAllvState>(comm, op, args, takeover, tag);
+  }
+
+ private:
+  EagerCollective<CollectiveKind::all_to_allv> eager_collective_;  ///< whose conditions it shares
+};
+
 }  // namespace
 
 std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveArgs& args, const CallRecord& record,
@@ -129,6 +216,7 @@ std::vector<std::unique_ptr<Algorithm>> make_eager_algorithms() {
   eager.push_back(std::make_unique<EagerCollective<CollectiveKind::all_reduce>>());
   eager.push_back(std::make_unique<EagerCollective<CollectiveKind::all_to_all>>());
   eager.push_back(std::make_unique<EagerCollective<CollectiveKind::broadcast>>());
+  eager.push_back(std::make_unique<EagerAllToAllv>());
   return eager;
 }
 

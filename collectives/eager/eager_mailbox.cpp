@@ -1,5 +1,7 @@
 #include "eager_mailbox.hpp"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "communicator_impl.hpp"
+#include "eager_all_to_allv.hpp"
 #include "meshcomm/error.hpp"
 #include "reduction.hpp"
 #include "setup_exchange.hpp"
@@ -155,7 +158,7 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) noexcept {
     case CollectiveKind::all_reduce:
     case CollectiveKind::all_to_all: return args.input.bytes();
     case CollectiveKind::broadcast: return args.output.bytes();
-    case CollectiveKind::all_to_allv: break;
+    case CollectiveKind::all_to_allv: return all_to_allv_published_bytes(args, kPayloadBytes);
   }
   return std::numeric_limits<std::size_t>::max();
 }
@@ -217,7 +220,9 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
   };
   const bool timed = measurable && stores_.times_writing(args, bytes);
   const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  if (own_block_unpublished(args)) {
+  if (args.kind == CollectiveKind::all_to_allv) {
+    write_all_to_allv(payload, args, rank_, kPayloadBytes);
+  } else if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
     // (a copy of 1/size of the input less), and finish() takes it from the input.
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
@@ -326,7 +331,24 @@ void EagerMailbox::finish(const Operation& operation) {
     case CollectiveKind::broadcast:
       if (args.root != rank_) std::memcpy(output, payload(args.root), args.output.bytes());
       break;
-    case CollectiveKind::all_to_allv: break;
+    case CollectiveKind::all_to_allv: {
+      // Every rank's payload starts past the slot header: the table alone is larger than the
+      // inline bytes.
+      std::array<const std::byte*, kMaxRanks> every{};
+      for (int rank = 0; rank < size_; ++rank) every[static_cast<std::size_t>(rank)] = payload(rank);
+      const std::span<const std::byte* const> payloads(every.data(), static_cast<std::size_t>(size_));
+      ErrorContext context = where_;
+      context.operation = args.label.name;
+      context.sequence = args.label.sequence;
+      if (auto mismatch = all_to_allv_mismatch(payloads, args, rank_, std::move(context))) {
+        failures_.emplace(operation.op, std::move(*mismatch));
+      } else if (all_to_allv_published_everywhere(payloads)) {
+        read_all_to_allv(payloads, args, rank_);
+      } else {
+        handed_over_.push_back(operation.op);
+      }
+      break;
+    }
   }
   if (decides) {
     std::uint64_t writing_took = 0;
@@ -336,6 +358,8 @@ void EagerMailbox::finish(const Operation& operation) {
   }
   mark_read(operation.op);
 }
+
+void EagerMailbox::Pending::keep_layout() { args.layout = copy_layout(args.layout, layout); }
 
 void EagerMailbox::mark_read(std::int64_t op) noexcept {
   finished_ = op + 1;
@@ -367,13 +391,28 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
     publish(now);
     if (all_arrived(now)) {
       finish(now);
-      return failures_.contains(op) ? op : -1;
+      return finished_cleanly(op) ? -1 : op;
     }
     published = true;
   }
-  pending_.push_back({.op = op, .args = args, .record = record, .buffers = std::move(buffers), .published = published});
+  auto& pending =
+      pending_.emplace_back(Pending{.op = op, .args = args, .record = record, .buffers = std::move(buffers),
+                                    .published = published});
+  if (args.kind == CollectiveKind::all_to_allv) pending.keep_layout();
   progress();
-  return finished_ > op && !failures_.contains(op) ? -1 : op;
+  return finished_ > op && finished_cleanly(op) ? -1 : op;
+}
+
+bool EagerMailbox::finished_cleanly(std::int64_t op) const noexcept {
+  return !failures_.contains(op) && std::find(handed_over_.begin(), handed_over_.end(), op) == handed_over_.end();
+}
+
+bool EagerMailbox::take_handed_over(std::int64_t op) {
+  std::lock_guard hold(lock_);
+  const auto found = std::find(handed_over_.begin(), handed_over_.end(), op);
+  if (found == handed_over_.end()) return false;
+  handed_over_.erase(found);
+  return true;
 }
 
 bool EagerMailbox::finished(std::int64_t op) {

@@ -32,6 +32,7 @@
 
 #include "call_record.hpp"
 #include "collective_args.hpp"
+#include "eager_all_to_allv.hpp"
 #include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
 #include "process_liveness.hpp"
@@ -72,11 +73,16 @@ class EagerMailbox {
   [[nodiscard]] static std::size_t published_bytes(const CollectiveArgs& args) noexcept;
 
   /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the
-  /// call (its peers had all arrived and agreed). The ranks compare `record` (by default
+  /// call (its peers had all arrived and agreed, and it was not handed over). An all_to_allv's
+  /// layout is copied where the operation outlasts the call. The ranks compare `record` (by default
   /// `args`' own) to tell whether they agree; `buffers`, where given, owns the memory `args`
   /// points to and is kept until the operation finishes, even if its Work is dropped.
   std::int64_t start(const CollectiveArgs& args, const CallRecord& record, std::shared_ptr<const void> buffers);
   std::int64_t start(const CollectiveArgs& args) { return start(args, CallRecord::of(args), nullptr); }
+  /// Whether all_to_allv operation `op`, finished, left the call to another algorithm because
+  /// some rank's blocks did not fit its slot (alike on every rank: eager_all_to_allv.hpp); asks
+  /// once.
+  bool take_handed_over(std::int64_t op);
   /// Drives the operations not yet finished, oldest first; true once operation `op` has finished.
   /// Throws the Error of an operation whose ranks disagree about the call.
   bool finished(std::int64_t op);
@@ -104,7 +110,11 @@ class EagerMailbox {
     CallRecord record;
     std::shared_ptr<const void> buffers;
     bool published = false;
+    LayoutStorage layout;  ///< an all_to_allv's counts and offsets, args.layout's
     [[nodiscard]] Operation operation() const noexcept { return {op, args, record}; }
+    /// Copies args.layout into `layout` and points args.layout there: the caller's arrays need
+    /// not outlive the call.
+    void keep_layout();
   };
   /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
   /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
@@ -118,6 +128,8 @@ class EagerMailbox {
   void finish(const Operation& operation);
   /// Empty if every rank whose slot `operation` reads made the same call; else the error.
   [[nodiscard]] std::optional<Error> disagreement(const Operation& operation) const;
+  /// Whether finished operation `op` neither failed nor was handed over; under `lock_`.
+  [[nodiscard]] bool finished_cleanly(std::int64_t op) const noexcept;
   /// Marks operation `op` read here, in the shared counter too.
   void mark_read(std::int64_t op) noexcept;
   /// Publishes and finishes what it can, in order; under `lock_`.
@@ -140,6 +152,7 @@ class EagerMailbox {
   mutable std::vector<std::int64_t> peers_finished_;
   std::deque<Pending> pending_;
   std::map<std::int64_t, Error> failures_;  ///< finished operations whose ranks disagreed, until asked
+  std::vector<std::int64_t> handed_over_;   ///< finished all_to_allv operations handed over, until asked
 };
 
 }  // namespace meshcomm::detail

@@ -93,6 +93,82 @@ void check_eager_broadcasts_store_both_ways(Communicator& world) {
   }
 }
 
+void check_eager_all_to_allv(Communicator& world) {
+  if (world.size() < 2) return;
+  const int size = world.size();
+  const int rank = world.rank();
+  constexpr int kRounds = 3;
+  // Floats rank `from` sends rank `to` in `round`: a few, but in round 1 rank 0 sends 80 KB and
+  // more, past its slot.
+  auto sent = [](int round, int from, int to) -> std::size_t {
+    const auto few = static_cast<std::size_t>(3 + from + 2 * to);
+    return round == 1 && from == 0 ? 20000 + few : few;
+  };
+  // Where each rank's block lands: in rank order, one float apart, so that the offsets matter.
+  auto landing = [&](int round, int from) {
+    std::size_t at = 1;
+    for (int peer = 0; peer < from; ++peer) at += sent(round, peer, rank) + 1;
+    return at;
+  };
+  {
+    auto comm = world.split(0, rank);
+    std::vector<std::vector<float>> inputs(kRounds), outputs(kRounds);
+    std::vector<Work> works;
+    if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<std::size_t> send_counts, send_offsets, recv_counts, recv_offsets;
+      for (int peer = 0; peer < size; ++peer) {
+        send_offsets.push_back(inputs[round].size());
+        send_counts.push_back(sent(round, rank, peer));
+        for (std::size_t k = 0; k < send_counts.back(); ++k) {
+          inputs[round].push_back(static_cast<float>(verifiable::payload(rank, round * size + peer, k)));
+        }
+        recv_counts.push_back(sent(round, peer, rank));
+        recv_offsets.push_back(landing(round, peer));
+      }
+      outputs[round].assign(landing(round, size), -1.0F);
+      works.push_back(comm.all_to_allv(std::span<const float>(inputs[round]), std::span<float>(outputs[round]),
+                                       {send_counts, send_offsets, recv_counts, recv_offsets}));
+    }  // the layouts' arrays are gone here, their memory free for the next round's
+    for (int round = kRounds - 1; round >= 0; --round) works[round].wait(std::chrono::seconds(20));
+    for (int round = 0; round < kRounds; ++round) {
+      for (int from = 0; from < size; ++from) {
+        const std::size_t at = landing(round, from);
+        for (std::size_t k = 0; k < sent(round, from, rank); ++k) {
+          ASSERT_EQ(outputs[round][at + k], static_cast<float>(verifiable::payload(from, round * size + rank, k)))
+              << "round " << round << ", element " << k << " from rank " << from << " on rank " << rank;
+        }
+      }
+    }
+  }
+  {
+    // Rank 0 sends rank 1 one float more than rank 1 expects.
+    auto comm = world.split(0, rank);
+    std::vector<float> input(4 * static_cast<std::size_t>(size) + 1, 1.0F), output(input.size(), 0.0F);
+    std::vector<std::size_t> send_counts(size, 4), recv_counts(size, 4), send_offsets(size), recv_offsets(size);
+    for (int peer = 0; peer < size; ++peer) {
+      recv_offsets[peer] = 4 * static_cast<std::size_t>(peer);
+      send_offsets[peer] = recv_offsets[peer] + (rank == 0 && peer > 1 ? 1 : 0);  // room for the extra float
+    }
+    if (rank == 0) send_counts[1] = 5;
+    auto call = [&] {
+      comm.all_to_allv(std::span<const float>(input), std::span<float>(output),
+                       {send_counts, send_offsets, recv_counts, recv_offsets})
+          .wait(std::chrono::seconds(20));
+    };
+    if (rank <= 1) {
+      const auto error = expect_error(call);
+      const std::string what = error.what();
+      EXPECT_EQ(error.code(), ErrorCode::size_mismatch) << what;
+      EXPECT_EQ(error.context().peer, 1 - rank) << what;
+      EXPECT_NE(what.find("rank 0 sends 20 bytes to rank 1, which expects 16"), std::string::npos) << what;
+    } else {
+      call();
+    }
+    world.barrier();
+  }
+}
+
 void check_eager_barrier(Communicator& world) {
   if (world.size() < 2) return;
   const int size = world.size();

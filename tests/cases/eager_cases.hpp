@@ -17,6 +17,13 @@ void check_eager_calls_run_ahead(Communicator& world);
 /// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
 void check_eager_broadcasts_store_both_ways(Communicator& world);
 
+/// all_to_allv through the eager slots, one rank late so that the calls outlast their layouts'
+/// arrays (gone before the waits): rounds whose blocks all fit the slots, and one in which rank
+/// 0's do not, so that every rank hands the call over alike; every result exact. Then a pair that
+/// disagrees about a count: both of its ranks fail with size_mismatch naming each other, and any
+/// other rank completes.
+void check_eager_all_to_allv(Communicator& world);
+
 /// Barriers on the eager slots: no rank leaves one before the last has entered it (each rank's
 /// entry and exit on the host's monotonic clock, compared after), with each rank late in turn; a
 /// barrier against a collective fails on both sides naming both calls; a barrier alone times

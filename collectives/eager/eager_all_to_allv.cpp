@@ -1,0 +1,120 @@
+#include "eager_all_to_allv.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace meshcomm::detail {
+
+namespace {
+
+/// One table entry: what a rank sends the entry's rank, and what it expects back, in bytes.
+struct Entry {
+  std::uint64_t offset = 0;  ///< of the block in the payload
+  std::uint64_t sent = 0;
+  std::uint64_t expected = 0;
+};
+
+constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);  ///< 1: the blocks follow the table
+
+std::size_t table_bytes(std::size_t ranks) noexcept { return kFlagBytes + ranks * sizeof(Entry); }
+
+std::size_t sent_bytes(const CollectiveArgs& args) noexcept {
+  std::size_t elements = 0;
+  for (auto count : args.layout.send_counts) elements += count;
+  return elements * size_of(args.input.type);
+}
+
+Entry entry(const std::byte* payload, std::size_t rank) noexcept {
+  Entry read;
+  std::memcpy(&read, payload + kFlagBytes + rank * sizeof(Entry), sizeof read);
+  return read;
+}
+
+}  // namespace
+
+AllToAllvLayout copy_layout(const AllToAllvLayout& layout, LayoutStorage& storage) {
+  const std::size_t ranks = layout.send_counts.size();
+  storage.clear();
+  storage.reserve(4 * ranks);
+  for (auto part : {layout.send_counts, layout.send_offsets, layout.recv_counts, layout.recv_offsets}) {
+    storage.insert(storage.end(), part.begin(), part.end());
+  }
+  const std::span<const std::size_t> all(storage);
+  return {all.subspan(0, ranks), all.subspan(ranks, ranks), all.subspan(2 * ranks, ranks), all.subspan(3 * ranks, ranks)};
+}
+
+bool all_to_allv_fits(const CollectiveArgs& args, std::size_t capacity) noexcept {
+  return table_bytes(args.layout.send_counts.size()) + sent_bytes(args) <= capacity;
+}
+
+std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, std::size_t capacity) noexcept {
+  return table_bytes(args.layout.send_counts.size()) + (all_to_allv_fits(args, capacity) ? sent_bytes(args) : 0);
+}
+
+void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
+  const auto& layout = args.layout;
+  const std::size_t ranks = layout.send_counts.size();
+  const std::size_t element = size_of(args.input.type);
+  const std::uint64_t blocks_follow = all_to_allv_fits(args, capacity) ? 1 : 0;
+  std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
+  const auto* input = static_cast<const std::byte*>(args.input.data);
+  std::size_t at = table_bytes(ranks);
+  for (std::size_t peer = 0; peer < ranks; ++peer) {
+    const Entry written{.offset = at, .sent = layout.send_counts[peer] * element,
+                        .expected = layout.recv_counts[peer] * element};
+    std::memcpy(payload + kFlagBytes + peer * sizeof(Entry), &written, sizeof written);
+    if (blocks_follow == 0 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
+    std::memcpy(payload + at, input + layout.send_offsets[peer] * element, written.sent);
+    at += written.sent;
+  }
+}
+
+std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
+                                          int rank, ErrorContext context) {
+  const auto& layout = args.layout;
+  const std::size_t element = size_of(args.input.type);
+  const auto self = static_cast<std::size_t>(rank);
+  for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
+    const std::size_t sends = layout.send_counts[peer] * element;
+    const std::size_t expects = layout.recv_counts[peer] * element;
+    const Entry theirs = entry(payloads[peer], self);
+    if (theirs.sent == expects && theirs.expected == sends) continue;
+    context.peer = static_cast<int>(peer);
+    return Error(ErrorCode::size_mismatch,
+                 fmt::format("ranks {} and {} disagree about all_to_allv's counts between them: rank {} sends {} "
+                             "bytes to rank {}, which expects {}; rank {} sends {} bytes to rank {}, which expects {} "
+                             "(layout.send_counts on one side must equal layout.recv_counts on the other)",
+                             rank, peer, peer, theirs.sent, rank, expects, rank, sends, peer, theirs.expected),
+                 std::move(context));
+  }
+  return std::nullopt;
+}
+
+bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept {
+  for (const auto* payload : payloads) {
+    std::uint64_t blocks_follow = 0;
+    std::memcpy(&blocks_follow, payload, sizeof blocks_follow);
+    if (blocks_follow == 0) return false;
+  }
+  return true;
+}
+
+void read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args, int rank) noexcept {
+  const auto& layout = args.layout;
+  const std::size_t element = size_of(args.input.type);
+  auto* output = static_cast<std::byte*>(args.output.data);
+  for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
+    const std::size_t bytes = layout.recv_counts[peer] * element;
+    if (bytes == 0) continue;
+    std::byte* to = output + layout.recv_offsets[peer] * element;
+    if (peer == static_cast<std::size_t>(rank)) {
+      std::memcpy(to, static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element, bytes);
+    } else {
+      std::memcpy(to, payloads[peer] + entry(payloads[peer], static_cast<std::size_t>(rank)).offset, bytes);
+    }
+  }
+}
+
+}  // namespace meshcomm::detail
