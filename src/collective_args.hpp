@@ -3,10 +3,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "meshcomm/buffer.hpp"
 #include "meshcomm/collective_options.hpp"
+#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
 
@@ -31,5 +33,12 @@ struct CollectiveArgs {
   /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
   [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }
 };
+
+/// Room for an all_to_allv's four lists: up to 16 ranks cost no malloc (recycled_allocation.hpp).
+using LayoutStorage = std::vector<std::size_t, ShortListAllocator<std::size_t, 4 * 16>>;
+
+/// `layout` copied into `storage` (replacing what it held), as spans into it: for work that
+/// outlasts the call, whose caller's arrays need not.
+AllToAllvLayout copy_layout(const AllToAllvLayout& layout, LayoutStorage& storage);
 
 }  // namespace meshcomm::detail

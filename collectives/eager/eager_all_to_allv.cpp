@@ -9,48 +9,43 @@ namespace meshcomm::detail {
 
 namespace {
 
+// The names here are all_to_allv's own: unity builds join this file with the other eager ones.
+
 /// One table entry: what a rank sends the entry's rank, and what it expects back, in bytes.
-struct Entry {
+struct TableEntry {
   std::uint64_t offset = 0;  ///< of the block in the payload
   std::uint64_t sent = 0;
   std::uint64_t expected = 0;
 };
 
-constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);  ///< 1: the blocks follow the table
+/// The flag before the table: 1 where the blocks follow it.
+constexpr std::size_t kBlocksFollowFlagBytes = sizeof(std::uint64_t);
 
-std::size_t table_bytes(std::size_t ranks) noexcept { return kFlagBytes + ranks * sizeof(Entry); }
+std::size_t all_to_allv_table_bytes(std::size_t ranks) noexcept {
+  return kBlocksFollowFlagBytes + ranks * sizeof(TableEntry);
+}
 
-std::size_t sent_bytes(const CollectiveArgs& args) noexcept {
+std::size_t all_to_allv_sent_bytes(const CollectiveArgs& args) noexcept {
   std::size_t elements = 0;
   for (auto count : args.layout.send_counts) elements += count;
   return elements * size_of(args.input.type);
 }
 
-Entry entry(const std::byte* payload, std::size_t rank) noexcept {
-  Entry read;
-  std::memcpy(&read, payload + kFlagBytes + rank * sizeof(Entry), sizeof read);
+TableEntry table_entry(const std::byte* payload, std::size_t rank) noexcept {
+  TableEntry read;
+  std::memcpy(&read, payload + kBlocksFollowFlagBytes + rank * sizeof(TableEntry), sizeof read);
   return read;
 }
 
 }  // namespace
 
-AllToAllvLayout copy_layout(const AllToAllvLayout& layout, LayoutStorage& storage) {
-  const std::size_t ranks = layout.send_counts.size();
-  storage.clear();
-  storage.reserve(4 * ranks);
-  for (auto part : {layout.send_counts, layout.send_offsets, layout.recv_counts, layout.recv_offsets}) {
-    storage.insert(storage.end(), part.begin(), part.end());
-  }
-  const std::span<const std::size_t> all(storage);
-  return {all.subspan(0, ranks), all.subspan(ranks, ranks), all.subspan(2 * ranks, ranks), all.subspan(3 * ranks, ranks)};
-}
-
 bool all_to_allv_fits(const CollectiveArgs& args, std::size_t capacity) noexcept {
-  return table_bytes(args.layout.send_counts.size()) + sent_bytes(args) <= capacity;
+  return all_to_allv_table_bytes(args.layout.send_counts.size()) + all_to_allv_sent_bytes(args) <= capacity;
 }
 
 std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, std::size_t capacity) noexcept {
-  return table_bytes(args.layout.send_counts.size()) + (all_to_allv_fits(args, capacity) ? sent_bytes(args) : 0);
+  const std::size_t blocks = all_to_allv_fits(args, capacity) ? all_to_allv_sent_bytes(args) : 0;
+  return all_to_allv_table_bytes(args.layout.send_counts.size()) + blocks;
 }
 
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
@@ -60,11 +55,11 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   const std::uint64_t blocks_follow = all_to_allv_fits(args, capacity) ? 1 : 0;
   std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
   const auto* input = static_cast<const std::byte*>(args.input.data);
-  std::size_t at = table_bytes(ranks);
+  std::size_t at = all_to_allv_table_bytes(ranks);
   for (std::size_t peer = 0; peer < ranks; ++peer) {
-    const Entry written{.offset = at, .sent = layout.send_counts[peer] * element,
+    const TableEntry written{.offset = at, .sent = layout.send_counts[peer] * element,
                         .expected = layout.recv_counts[peer] * element};
-    std::memcpy(payload + kFlagBytes + peer * sizeof(Entry), &written, sizeof written);
+    std::memcpy(payload + kBlocksFollowFlagBytes + peer * sizeof(TableEntry), &written, sizeof written);
     if (blocks_follow == 0 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
     std::memcpy(payload + at, input + layout.send_offsets[peer] * element, written.sent);
     at += written.sent;
@@ -79,7 +74,7 @@ std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payl
   for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
     const std::size_t sends = layout.send_counts[peer] * element;
     const std::size_t expects = layout.recv_counts[peer] * element;
-    const Entry theirs = entry(payloads[peer], self);
+    const TableEntry theirs = table_entry(payloads[peer], self);
     if (theirs.sent == expects && theirs.expected == sends) continue;
     context.peer = static_cast<int>(peer);
     return Error(ErrorCode::size_mismatch,
@@ -112,7 +107,7 @@ void read_all_to_allv(std::span<const std::byte* const> payloads, const Collecti
     if (peer == static_cast<std::size_t>(rank)) {
       std::memcpy(to, static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element, bytes);
     } else {
-      std::memcpy(to, payloads[peer] + entry(payloads[peer], static_cast<std::size_t>(rank)).offset, bytes);
+      std::memcpy(to, payloads[peer] + table_entry(payloads[peer], static_cast<std::size_t>(rank)).offset, bytes);
     }
   }
 }

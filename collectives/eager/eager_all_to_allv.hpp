@@ -12,20 +12,11 @@
 #include <cstddef>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "collective_args.hpp"
 #include "meshcomm/error.hpp"
-#include "recycled_allocation.hpp"
 
 namespace meshcomm::detail {
-
-/// Room for an all_to_allv's four lists: up to 16 ranks cost no malloc (recycled_allocation.hpp).
-using LayoutStorage = std::vector<std::size_t, ShortListAllocator<std::size_t, 4 * 16>>;
-
-/// `layout` copied into `storage` (replacing what it held), as spans into it: for work that
-/// outlasts the call, whose caller's arrays need not.
-AllToAllvLayout copy_layout(const AllToAllvLayout& layout, LayoutStorage& storage);
 
 /// Whether this rank's table and blocks of `args` fit `capacity` (its own block counted too,
 /// though it is not written: a bound that needs no rank). Where not, the call is handed over.

@@ -175,7 +175,8 @@ void check_eager_barrier(Communicator& world) {
   const int rank = world.rank();
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for every process on a host
   auto since_epoch = [](Clock::time_point at) {
-    return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count());
+    const auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch());
+    return static_cast<std::int64_t>(nanoseconds.count());
   };
   {
     auto comm = world.split(0, rank);

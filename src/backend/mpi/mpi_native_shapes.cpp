@@ -110,7 +110,7 @@ struct MpiNativeShapes::Queued {
   CollectiveArgs args;
   ErrorContext where;
   /// all_to_allv's counts and offsets, copied: the caller's may be gone when the call is posted.
-  std::vector<std::size_t> layout;
+  LayoutStorage layout;
   /// The agreement of this very call (calls on the shared communicator past kMaxShapes).
   std::unique_ptr<Agreement> own;
   /// all_to_allv: the exchange of its pair counts.
@@ -193,16 +193,7 @@ std::shared_ptr<WorkState> MpiNativeShapes::defer(const CollectiveArgs& args, co
   Shape& shape = shape_for(record, where);
   Queued item{.work = std::make_shared<DeferredNative>(*this, record, where, fatal_), .shape = &shape, .args = args,
               .where = where};
-  if (args.kind == CollectiveKind::all_to_allv) {
-    const auto& layout = args.layout;
-    for (auto part : {layout.send_counts, layout.send_offsets, layout.recv_counts, layout.recv_offsets}) {
-      item.layout.insert(item.layout.end(), part.begin(), part.end());
-    }
-    const std::span<const std::size_t> all(item.layout);
-    const auto ranks = static_cast<std::size_t>(size_);
-    item.args.layout = {all.subspan(0, ranks), all.subspan(ranks, ranks), all.subspan(2 * ranks, ranks),
-                        all.subspan(3 * ranks, ranks)};
-  }
+  if (args.kind == CollectiveKind::all_to_allv) item.args.layout = copy_layout(args.layout, item.layout);
   if (shape.overflow) item.own = std::make_unique<Agreement>(base_, record, size_, where);
   if (args.kind == CollectiveKind::all_to_allv) item.counts = std::make_unique<CountCheck>(base_, item.args, size_, where);
   auto work = item.work;
