@@ -203,7 +203,10 @@ TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
     }
     EXPECT_EQ(first, preferred(table, CollectiveKind::all_gather, BackendKind::mpi, bytes)) << bytes;
   }
-  EXPECT_EQ(names.front(), "eager");
+  // The two-rank cap on the eager path comes first, then eager.
+  ASSERT_GE(names.size(), 2U);
+  EXPECT_EQ(names[0], "recursive_doubling");
+  EXPECT_EQ(names[1], "eager");
   EXPECT_EQ(std::count(names.begin(), names.end(), "shm"), 1) << "the ucx row's shm is not mpi's";
 }
 
@@ -219,10 +222,24 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
   // all_to_allv's it hands over): the engine must ask it per call, so no backend's own collective
   // is taken unconditionally.
   for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
-    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_gather, backend).value_or(""), "eager");
     EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, backend).value_or(""), "eager");
     EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_allv, backend).value_or(""), "eager");
   }
+  // The two-rank all-gather on mpi has a row before it (EagerAllGatherOfTwoRanksStopsAt80KiBOnMpi).
+  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::mpi));
+  EXPECT_EQ(table.unconditional_first(CollectiveKind::all_gather, BackendKind::ucx).value_or(""), "eager");
+}
+
+TEST(SelectionTable, EagerAllGatherOfTwoRanksStopsAt80KiBOnMpi) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
+    return preferred(table, CollectiveKind::all_gather, backend, bytes, ranks, true);
+  };
+  EXPECT_EQ(at(BackendKind::mpi, 64 * KiB, 2), "eager");
+  EXPECT_EQ(at(BackendKind::mpi, 80 * KiB, 2), "recursive_doubling");
+  EXPECT_EQ(at(BackendKind::mpi, 128 * KiB, 2), "recursive_doubling");
+  EXPECT_EQ(at(BackendKind::mpi, 128 * KiB, 3), "eager");
+  EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 2), "eager");
 }
 
 TEST(SelectionTable, ForcedNamesAndTheirErrors) {
