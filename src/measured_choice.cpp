@@ -32,7 +32,7 @@ int MeasuredChoice::choose(std::size_t bytes) {
   } else if (size.ways[1].samples < kWarmUpPieces) {
     chosen = 1;
   } else {
-    const int faster = size.ways[0].nanoseconds_per_byte <= size.ways[1].nanoseconds_per_byte ? 0 : 1;
+    const int faster = faster_way(size);
     if (faster != size.faster) {
       size.faster = faster;
       size.trials_confirming = 0;
@@ -43,6 +43,15 @@ int MeasuredChoice::choose(std::size_t bytes) {
   }
   ++size.ways[index_of(1 - chosen)].choices_since;
   return chosen;
+}
+
+int MeasuredChoice::faster_way(const SizeClass& size) const noexcept {
+  const double current = size.ways[index_of(size.faster)].nanoseconds_per_byte;
+  const double other = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;
+  if (settings_.switch_margin > 0) {
+    return other < current * (1 - settings_.switch_margin) ? 1 - size.faster : size.faster;
+  }
+  return size.ways[0].nanoseconds_per_byte <= size.ways[1].nanoseconds_per_byte ? 0 : 1;
 }
 
 std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexcept {
@@ -58,7 +67,7 @@ std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexce
 
 void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds took) {
   if (bytes == 0) return;
-  const double sample = std::max(1.0, static_cast<double>(took.count())) / static_cast<double>(bytes);
+  double sample = std::max(1.0, static_cast<double>(took.count())) / static_cast<double>(bytes);
   std::lock_guard lock(mutex_);
   auto& size = classes_[size_class(bytes)];
   auto& estimate = size.ways[index_of(way)];
@@ -67,6 +76,9 @@ void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds
   // only moves toward its pieces, whether a trial came between them or not.
   const bool trial = way != size.faster && estimate.choices_since > 0;
   const bool fresh = estimate.samples < kWarmUpPieces || trial;
+  if (!fresh && settings_.largest_piece_over_figure > 0) {
+    sample = std::min(sample, settings_.largest_piece_over_figure * estimate.nanoseconds_per_byte);
+  }
   estimate.nanoseconds_per_byte =
       fresh ? sample
             : estimate.nanoseconds_per_byte + settings_.latest_piece_weight * (sample - estimate.nanoseconds_per_byte);

@@ -39,6 +39,14 @@ class MeasuredChoice {
     /// Pieces' worth of time a trial loses besides its slower pieces: where the pieces right
     /// after a change of way run slower than either way's own (they find what the other way left).
     double pieces_lost_switching = 0;
+    /// In [0, 1): how much lower the other way's figure must be than the faster way's for the
+    /// choice to turn to it. Above 0 where two ways often measure about level and each change
+    /// costs pieces (pieces_lost_switching): noise between level figures then turns nothing.
+    double switch_margin = 0;
+    /// 0, or above 1: a piece of a way that has its figure counts as at most this many times the
+    /// figure, so that one piece slowed by something else (a context switch) cannot turn the
+    /// choice alone however slow it was, while a lasting change still moves the figure all the way.
+    double largest_piece_over_figure = 0;
   };
 
   /// Trials of one piece, losing nothing else; the faster way's figure moves toward each piece
@@ -67,6 +75,8 @@ class MeasuredChoice {
     std::uint32_t trials_confirming = 0;  ///< trials of the slower way since `faster` last changed
   };
 
+  /// The way that is faster now, by the figures and the switch margin.
+  [[nodiscard]] int faster_way(const SizeClass& size) const noexcept;
   /// Pieces of the class between trials of the slower way: enough for the trials to keep their
   /// share of the time, so fewer the closer the two figures are and the less a trial costs
   /// (Settings), and fewer soon after the faster way changed (from four trials' lengths, then

@@ -1,6 +1,7 @@
 // How far MeasuredChoice's figure for the faster way follows its latest piece: by half (the
 // default) one slow piece turns the choice, by a quarter it does not, and a lasting change turns
-// the choice either way within a few pieces.
+// the choice either way within a few pieces. With a switch margin, a way only a little faster does
+// not turn the choice; with capped pieces, one very slow piece does not either.
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,49 @@ TEST(MeasuredChoice, TrialsThatCostMoreComeMoreRarely) {
   const int dear = late_trials(costly);
   EXPECT_GE(dear, 2);
   EXPECT_LE(dear, 3);
+}
+
+/// Runs `choice` for `pieces` pieces, way 0 taking 1 ns a byte and way 1 `way1`; returns the
+/// pieces of the last thousand that took way 1.
+int way1_late(MeasuredChoice& choice, double way1, int pieces = 3000) {
+  int late = 0;
+  for (int piece = 0; piece < pieces; ++piece) {
+    const int way = choice.choose(kBytes);
+    record(choice, way, way == 0 ? 1.0 : way1);
+    if (piece >= pieces - 1000 && way == 1) ++late;
+  }
+  return late;
+}
+
+TEST(MeasuredChoice, WithASwitchMarginAWayOnlyALittleFasterDoesNotTurnIt) {
+  // Changes of way cost 4 pieces, so that trials come about every 200 pieces, not every 4.
+  const MeasuredChoice::Settings settings{.pieces_lost_switching = 4, .switch_margin = 0.2};
+  MeasuredChoice margin(settings);
+  EXPECT_LE(way1_late(margin, 0.9), 20) << "10% faster: trials only";
+  MeasuredChoice clear(settings);
+  EXPECT_GE(way1_late(clear, 0.7), 980) << "30% faster: taken";
+  MeasuredChoice none(MeasuredChoice::Settings{.pieces_lost_switching = 4});
+  EXPECT_GE(way1_late(none, 0.9), 980) << "no margin: the faster by any amount";
+}
+
+TEST(MeasuredChoice, CappedPiecesOneVerySlowPieceDoesNotTurnTheChoiceButALastingChangeDoes) {
+  const MeasuredChoice::Settings capped{.latest_piece_weight = 0.25, .largest_piece_over_figure = 2.0};
+  MeasuredChoice once(capped);
+  settle_up_to_a_trial(once);
+  // 30 ns a byte counts as 2: way 0's figure becomes 1.25, below way 1's 2 (uncapped: 8.25).
+  record(once, 0, 30.0);
+  EXPECT_EQ(once.choose(kBytes), 0);
+
+  MeasuredChoice lasting(capped);
+  settle_up_to_a_trial(lasting);
+  // Way 0 now takes 4 ns a byte, counted as at most twice its figure: 1.25, 1.56, then 1.95,
+  // 2.44, past way 1's 2.
+  record(lasting, 0, 4.0);
+  record(lasting, 0, 4.0);
+  EXPECT_EQ(lasting.choose(kBytes), 0);
+  record(lasting, 0, 4.0);
+  record(lasting, 0, 4.0);
+  EXPECT_EQ(lasting.choose(kBytes), 1);
 }
 
 }  // namespace
