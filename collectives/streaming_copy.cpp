@@ -166,8 +166,8 @@ bool streaming_stores_are_measured() {
                 fmt::format("MESHCOMM_STREAMING_STORES = '{}' is not a choice of stores; valid: measure (the default: "
                             "the shm reductions take the faster of plain and streaming stores, measured, from "
                             "MESHCOMM_STREAMING_COPY_BYTES on, at any size for the all-reduce's shares, and for the "
-                            "eager broadcasts of 16-64 KiB) or always (streaming stores from there on, out of place; "
-                            "plain ones below)",
+                            "payloads of 16-64 KiB of the eager broadcasts, all-gathers and all-to-alls) or always "
+                            "(streaming stores from there on, out of place; plain ones below)",
                             *setting),
                 {.operation = "create"});
   }();

@@ -288,15 +288,26 @@ void EagerMailbox::finish(const Operation& operation) {
     mark_read(operation.op);
     return;
   }
+  // Where this rank decides how a peer stores its payloads, it times its copy of that payload.
   const bool decides = published >= EagerStoreChoice::kMeasuredFrom && stores_.decides(args, published);
-  const auto began = decides ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const int timed_writer = decides ? stores_.timed_writer(args) : -1;
+  std::uint64_t reading_took = 0;
+  auto copy_from = [&](int writer, std::byte* to, const std::byte* from, std::size_t bytes) {
+    if (writer != timed_writer) {
+      std::memcpy(to, from, bytes);
+      return;
+    }
+    const auto began = std::chrono::steady_clock::now();
+    std::memcpy(to, from, bytes);
+    reading_took = elapsed_nanoseconds(began);
+  };
   auto* output = static_cast<std::byte*>(args.output.data);
   const std::size_t element = size_of(args.output.type);
   switch (args.kind) {
     case CollectiveKind::all_gather: {
       const std::size_t block = args.input.bytes();
       for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_) std::memcpy(output + rank * block, payload(rank), block);
+        if (rank != rank_) copy_from(rank, output + rank * block, payload(rank), block);
       }
       if (!args.in_place) std::memcpy(output + rank_ * block, args.input.data, block);
       break;
@@ -304,7 +315,7 @@ void EagerMailbox::finish(const Operation& operation) {
     case CollectiveKind::all_to_all: {
       const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
       for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_) std::memcpy(output + rank * block, payload(rank) + rank_ * block, block);
+        if (rank != rank_) copy_from(rank, output + rank * block, payload(rank) + rank_ * block, block);
       }
       if (!args.in_place) {
         std::memcpy(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block);
@@ -329,7 +340,7 @@ void EagerMailbox::finish(const Operation& operation) {
       break;
     }
     case CollectiveKind::broadcast:
-      if (args.root != rank_) std::memcpy(output, payload(args.root), args.output.bytes());
+      if (args.root != rank_) copy_from(args.root, output, payload(args.root), args.output.bytes());
       break;
     case CollectiveKind::all_to_allv: {
       // Every rank's payload starts past the slot header: the table alone is larger than the
@@ -352,8 +363,8 @@ void EagerMailbox::finish(const Operation& operation) {
   }
   if (decides) {
     std::uint64_t writing_took = 0;
-    std::memcpy(&writing_took, slot(stores_.timed_writer(args), operation.op) + kWritingTookAt, sizeof writing_took);
-    const auto took = std::chrono::nanoseconds(elapsed_nanoseconds(began) + writing_took);
+    std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
+    const auto took = std::chrono::nanoseconds(reading_took + writing_took);
     stores_.record(args, published, operation.op, took);
   }
   mark_read(operation.op);

@@ -7,10 +7,11 @@ namespace meshcomm::detail {
 
 namespace {
 
+constexpr int kKinds = 3;  // broadcast, all-gather, all-to-all
 constexpr int kPlacements = 2;
 constexpr int kFirstClass = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredFrom)) - 1;
 constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredUpTo)) - kFirstClass;
-constexpr int kEntries = kPlacements * kClasses;
+constexpr int kEntries = kKinds * kPlacements * kClasses;
 static_assert(kEntries * sizeof(std::uint64_t) <= EagerStoreChoice::kTableBytes);
 
 /// A table entry: the way before operation `from`, and from it on.
@@ -30,9 +31,19 @@ struct Entry {
   }
 };
 
+/// The measured kinds' index in the table; -1 for the others, which have no entries.
+int kind_index(CollectiveKind kind) noexcept {
+  switch (kind) {
+    case CollectiveKind::broadcast: return 0;
+    case CollectiveKind::all_gather: return 1;
+    case CollectiveKind::all_to_all: return 2;
+    default: return -1;
+  }
+}
+
 int entry_index(const CollectiveArgs& args, std::size_t bytes) noexcept {
   const int size_class = static_cast<int>(std::bit_width(bytes)) - 1 - kFirstClass;
-  return (args.in_place ? 1 : 0) * kClasses + size_class;
+  return (kind_index(args.kind) * kPlacements + (args.in_place ? 1 : 0)) * kClasses + size_class;
 }
 
 std::atomic_ref<std::uint64_t> entry_word(std::byte* table, int index) noexcept {
@@ -47,34 +58,38 @@ EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int
 EagerStoreChoice::~EagerStoreChoice() = default;
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  // Only the broadcast's: there the root's writing and one reader's reading are the whole call.
-  // The other kinds' payloads are read by every rank as it also writes; on the 2-core VM their
-  // calls ran level either way at 64 KiB, and at 16 KiB the trials' changes of way cost more than
-  // they found (all-gather and reduce-scatter 10-25% slower than with plain stores alone). Timed
-  // instead over rank 0's whole call, from its writing to its result, its plain pieces took 3x
-  // their calls' time end to end (its peers' polling and their skew are in that span), so no
-  // choice made from it could be trusted.
-  return measured_ && args.kind == CollectiveKind::broadcast && bytes >= kMeasuredFrom && bytes <= kMeasuredUpTo;
+  // A broadcast's root writes and its readers read; the whole call is that. In the all-gather and
+  // the all-to-all every rank writes its payload and copies its peers' out, and the decider times
+  // its copy of one payload. The reductions are left out: their ranks read every payload in one
+  // pass of sums, so no payload's reading can be timed apart, and timed over rank 0's whole call,
+  // from its writing to its result, plain pieces took 3x their calls' time end to end (its peers'
+  // polling and their skew are in that span), so no choice made from it could be trusted.
+  const bool copied = args.kind == CollectiveKind::broadcast || args.kind == CollectiveKind::all_gather ||
+                      args.kind == CollectiveKind::all_to_all;
+  return measured_ && copied && tables_.size() > 1 && bytes >= kMeasuredFrom && bytes <= kMeasuredUpTo;
 }
 
-int EagerStoreChoice::decider(const CollectiveArgs& args) const noexcept {
-  return (args.root + 1) % static_cast<int>(tables_.size());
-}
+int EagerStoreChoice::decider_of(int writer) const noexcept { return (writer + 1) % static_cast<int>(tables_.size()); }
 
-int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept { return args.root; }
+int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept {
+  if (args.kind == CollectiveKind::broadcast) return args.root;
+  const int size = static_cast<int>(tables_.size());
+  return (rank_ + size - 1) % size;
+}
 
 bool EagerStoreChoice::streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept {
   if (!measured(args, bytes)) return false;
-  const auto word = entry_word(tables_[decider(args)], entry_index(args, bytes)).load(std::memory_order_acquire);
+  const int writer = args.kind == CollectiveKind::broadcast ? args.root : rank_;
+  const auto word = entry_word(tables_[decider_of(writer)], entry_index(args, bytes)).load(std::memory_order_acquire);
   return Entry::of(word).way_at(op) == 1;
 }
 
 bool EagerStoreChoice::times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  return measured(args, bytes) && timed_writer(args) == rank_;
+  return measured(args, bytes) && (args.kind != CollectiveKind::broadcast || args.root == rank_);
 }
 
 bool EagerStoreChoice::decides(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  return measured(args, bytes) && decider(args) == rank_;
+  return measured(args, bytes) && decider_of(timed_writer(args)) == rank_;
 }
 
 void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op,
@@ -93,11 +108,17 @@ void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std
     // quarter only: the eager pieces are a few microseconds each, and the speeds that matter
     // here change over seconds. A trial's slower way runs from its decision's effect until the
     // decision back takes effect (two lags), and each of the two changes leaves a lag of pieces
-    // that find the other way's lines, at up to twice a piece's time.
+    // that find the other way's lines, at up to twice a piece's time. Such changes are what the
+    // choice costs, so it turns only for a way 20% faster, and a piece weighs as at most twice
+    // its way's figure: outside the VM's slow periods a 32 KiB all-to-all's two ways measured
+    // within 10-30% of each other, and without these it turned every 10-40 operations on that
+    // noise and on single pieces slowed 10-30x (the calls about 10% slower than with plain stores alone).
     choice = std::make_unique<MeasuredChoice>(MeasuredChoice::Settings{
         .latest_piece_weight = 0.25,
         .pieces_per_trial = static_cast<std::uint32_t>(2 * lag_),
         .pieces_lost_switching = 2.0 * lag_,
+        .switch_margin = 0.2,
+        .largest_piece_over_figure = 2.0,
     });
   }
   choice->record(bytes, entry.after, took);

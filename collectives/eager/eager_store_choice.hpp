@@ -5,18 +5,22 @@
 // payload straight after it is written, so the faster stores are the ones whose lines the peer's
 // core fetches faster; that depends on the machine and on its state, not on the size alone. On
 // the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
-// plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods;
-// at 4-8 KiB plain stores were level or faster. So from kMeasuredFrom on the choice is measured,
-// for broadcasts only: the other kinds keep plain stores (eager_store_choice.cpp says why).
+// plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods,
+// in which a core reads lines the other has just written 3-4x slower; at 4-8 KiB plain stores
+// were level or faster. So from kMeasuredFrom on the choice is measured, for the broadcast, the
+// all-gather and the all-to-all, whose readers copy payloads out (eager_store_choice.cpp says
+// why the reductions are left out).
 //
-// The rank after the root decides, for the root and itself, per placement and size class, since
-// a payload's stores show in its readers' time, not its writer's: it times its own reading of the
-// payload and adds the time the root's writing took (the root states it in its slot). Its
-// decisions lie in a table in its segment: an entry per placement and class, one word holding the
-// way before an operation number, the way from it on, and that number. A decision made as the
-// decider finishes operation n takes effect from n + lag, where lag is the number of slots: the
-// root cannot publish that operation before it has seen the decider finish n, so it stores each
-// payload the way the decider times it under.
+// The rank after a payload's writer decides how the writer stores it, per kind, placement and
+// size class, since a payload's stores show in its readers' time, not its writer's: it times its
+// own reading of that payload and adds the time the writer's writing took (the writer states it
+// in its slot). The writer is the root of a broadcast, and every rank of the other kinds: there
+// each rank decides for the rank before it. The decisions lie in a table in the decider's
+// segment: an entry per kind, placement and class, one word holding the way before an operation
+// number, the way from it on, and that number. A decision made as the decider finishes operation
+// n takes effect from n + lag, where lag is the number of slots: the writer cannot publish that
+// operation before it has seen the decider finish n, so it stores each payload the way the
+// decider times it under.
 
 #include <chrono>
 #include <cstddef>
@@ -39,7 +43,7 @@ class EagerStoreChoice {
   static constexpr std::size_t kMeasuredUpTo = 64 * 1024;
   /// Bytes of the decision table each rank's segment holds, a whole number of cache lines; the
   /// table must start zeroed (plain stores everywhere).
-  static constexpr std::size_t kTableBytes = 64;
+  static constexpr std::size_t kTableBytes = 192;
 
   /// `tables`: every rank's decision table, mapped here; `rank`: this rank; `lag`: operations
   /// between a decision and its effect (the mailbox's slots). `measured` false: plain stores for
@@ -52,19 +56,23 @@ class EagerStoreChoice {
   /// Whether operation `op` (`args`, publishing `bytes`) stores its payload with streaming stores.
   [[nodiscard]] bool streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
   /// Whether this rank times the writing of `args`' payload (and states it in its slot): the
-  /// root of a measured broadcast.
+  /// root of a measured broadcast, every rank of a measured all-gather or all-to-all.
   [[nodiscard]] bool times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept;
-  /// Whether this rank decides `args`' stores, and so times its reading: the rank after the root
-  /// of a measured broadcast.
+  /// Whether this rank decides the stores of `timed_writer()`'s payload of `args`, and so times
+  /// its reading of it: the rank after the root of a measured broadcast, every rank of a measured
+  /// all-gather or all-to-all.
   [[nodiscard]] bool decides(const CollectiveArgs& args, std::size_t bytes) const noexcept;
-  /// The rank whose slot states how long the writing `decides()` counts took: the root.
+  /// The rank whose payload this rank's decisions are for, and whose slot states how long the
+  /// writing `decides()` counts took: the root of a broadcast, the rank before this one otherwise.
   [[nodiscard]] int timed_writer(const CollectiveArgs& args) const noexcept;
-  /// On the decider: records that operation `op` took `took` (writing and reading), and decides
-  /// the stores of the broadcasts of its placement and size class from op + lag on.
+  /// On the decider: records that operation `op` took `took` (the timed writer's writing and this
+  /// rank's reading of that payload), and decides the timed writer's stores of its kind, placement
+  /// and size class from op + lag on.
   void record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op, std::chrono::nanoseconds took);
 
  private:
-  [[nodiscard]] int decider(const CollectiveArgs& args) const noexcept;
+  /// The rank that decides how `writer` stores its payloads.
+  [[nodiscard]] int decider_of(int writer) const noexcept;
   [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes) const noexcept;
 
   std::vector<std::byte*> tables_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -88,6 +89,52 @@ void check_eager_broadcasts_store_both_ways(Communicator& world) {
                                           [&](std::size_t i) { return verifiable::payload(root, call, i); }),
                   0U)
             << "broadcast of " << bytes << " bytes from " << root << ", call " << call;
+      }
+    }
+  }
+}
+
+void check_eager_copies_store_both_ways(Communicator& world) {
+  if (world.size() < 2) return;
+  auto comm = world.split(0, world.rank());  // a mailbox of its own: its choices start afresh
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const auto ranks = static_cast<std::size_t>(size);
+  // Enough calls per kind, class and placement for the warm-up, a change of way and its lag.
+  constexpr int kCalls = 40;
+  // Floats each rank publishes: 16 KiB, a size in the 32 KiB class, and 64 KiB.
+  for (std::size_t published : {std::size_t{4096}, std::size_t{10000}, std::size_t{16384}}) {
+    for (bool in_place : {false, true}) {
+      const std::size_t block = published;  // all-gather: each rank's block is its payload
+      std::vector<float> input(block), gathered(block * ranks);
+      for (int call = 0; call < kCalls; ++call) {
+        auto value = [&](int from, std::size_t i) { return verifiable::payload(from, call, i); };
+        std::fill(gathered.begin(), gathered.end(), -1.0F);
+        float* mine = in_place ? gathered.data() + static_cast<std::size_t>(rank) * block : input.data();
+        verifiable::fill(mine, 0, block, DataType::f32, [&](std::size_t i) { return value(rank, i); });
+        comm.all_gather(std::span<const float>(mine, block), std::span<float>(gathered), {.algorithm = "eager"})
+            .wait(std::chrono::seconds(20));
+        ASSERT_EQ(verifiable::count_wrong(gathered.data(), 0, gathered.size(), DataType::f32,
+                                          [&](std::size_t i) { return value(static_cast<int>(i / block), i % block); }),
+                  0U)
+            << "all_gather of " << block << " floats per rank, in place " << in_place << ", call " << call;
+      }
+      // All-to-all: the payload is the whole input, so its blocks are a size-th of it (rounded up
+      // to keep 16 KiB in its class, down to keep 64 KiB within the slot).
+      const std::size_t piece = published / ranks + (published / ranks * ranks < 4096 ? 1 : 0);
+      std::vector<float> sent(piece * ranks), received(piece * ranks);
+      for (int call = 0; call < kCalls; ++call) {
+        // Element i of the block rank `from` sends rank `to`.
+        auto value = [&](int from, int to, std::size_t i) { return verifiable::payload(from, call * size + to, i); };
+        verifiable::fill(sent.data(), 0, sent.size(), DataType::f32,
+                         [&](std::size_t i) { return value(rank, static_cast<int>(i / piece), i % piece); });
+        std::fill(received.begin(), received.end(), -1.0F);
+        auto& output = in_place ? sent : received;
+        comm.all_to_all(std::span<const float>(sent), std::span<float>(output), {.algorithm = "eager"})
+            .wait(std::chrono::seconds(20));
+        auto expected = [&](std::size_t i) { return value(static_cast<int>(i / piece), rank, i % piece); };
+        ASSERT_EQ(verifiable::count_wrong(output.data(), 0, output.size(), DataType::f32, expected), 0U)
+            << "all_to_all of " << piece << " floats per block, in place " << in_place << ", call " << call;
       }
     }
   }

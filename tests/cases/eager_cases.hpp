@@ -17,6 +17,12 @@ void check_eager_calls_run_ahead(Communicator& world);
 /// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
 void check_eager_broadcasts_store_both_ways(Communicator& world);
 
+/// All-gathers and all-to-alls through the eager slots in the size classes whose stores are
+/// measured (16, 32 and 64 KiB published per rank), out of place and in place, many calls each on a
+/// communicator of their own, so that every rank's stores change way at least once (each rank's
+/// decided by the rank after it, EagerStoreChoice): every result is exact, whatever the way.
+void check_eager_copies_store_both_ways(Communicator& world);
+
 /// all_to_allv through the eager slots, one rank late so that the calls outlast their layouts'
 /// arrays (gone before the waits): rounds whose blocks all fit the slots, and one in which rank
 /// 0's do not, so that every rank hands the call over alike; every result exact. Then a pair that

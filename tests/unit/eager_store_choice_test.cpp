@@ -41,27 +41,42 @@ CollectiveArgs broadcast_of(std::size_t bytes, int root) {
   return args;
 }
 
-/// Runs `operations` broadcasts of `bytes` from `root` through `tables`, the streamed way taking
-/// `streamed_nanoseconds` and the plain one `plain_nanoseconds`; returns, per operation, whether
-/// it was streamed, after checking that the root (which stores it) saw the same way when it
-/// could first publish it as the decider saw when it finished it.
-std::vector<bool> run(Tables& tables, int operations, std::size_t bytes, int root, std::int64_t plain_nanoseconds,
-                      std::int64_t streamed_nanoseconds) {
-  const auto args = broadcast_of(bytes, root);
-  const int decider = (root + 1) % kRanks;
+CollectiveArgs all_gather_of(std::size_t bytes) {
+  CollectiveArgs args;
+  args.kind = CollectiveKind::all_gather;
+  args.input = BufferView(nullptr, bytes, DataType::u8);
+  args.output = BufferView(nullptr, bytes * kRanks, DataType::u8);
+  return args;
+}
+
+/// Runs `operations` of `args` (publishing `bytes`) through `tables`, where `writer` stores its
+/// payload, the streamed way taking `streamed_nanoseconds` and the plain one `plain_nanoseconds`;
+/// returns, per operation, whether the writer's payload was streamed, after checking that the
+/// writer saw the same way when it could first publish it as its decider, the rank after it, saw
+/// when it finished it.
+std::vector<bool> run(Tables& tables, const CollectiveArgs& args, int operations, std::size_t bytes, int writer,
+                      std::int64_t plain_nanoseconds, std::int64_t streamed_nanoseconds) {
+  const int decider = (writer + 1) % kRanks;
   std::vector<bool> streamed;
   for (int op = 0; op < operations + kLag; ++op) {
-    // The decider has finished op - lag: the root may publish op now.
-    if (op < operations) streamed.push_back(tables.ranks[root]->streams(args, bytes, op));
-    const int finishing = op - kLag + 1;  // the decider finishes this one before the root publishes op + 1
+    // The decider has finished op - lag: the writer may publish op now.
+    if (op < operations) streamed.push_back(tables.ranks[writer]->streams(args, bytes, op));
+    const int finishing = op - kLag + 1;  // the decider finishes this one before the writer publishes op + 1
     if (finishing < 0 || finishing >= operations) continue;
-    EXPECT_EQ(tables.ranks[decider]->streams(args, bytes, finishing), streamed[finishing])
+    EXPECT_EQ(tables.ranks[writer]->streams(args, bytes, finishing), streamed[finishing])
         << "operation " << finishing << " is timed under another way than it was stored";
+    EXPECT_EQ(tables.ranks[decider]->timed_writer(args), writer);
     EXPECT_TRUE(tables.ranks[decider]->decides(args, bytes));
     const auto took = streamed[finishing] ? streamed_nanoseconds : plain_nanoseconds;
     tables.ranks[decider]->record(args, bytes, finishing, std::chrono::nanoseconds(took));
   }
   return streamed;
+}
+
+/// run() for broadcasts of `bytes` from `root`.
+std::vector<bool> run(Tables& tables, int operations, std::size_t bytes, int root, std::int64_t plain_nanoseconds,
+                      std::int64_t streamed_nanoseconds) {
+  return run(tables, broadcast_of(bytes, root), operations, bytes, root, plain_nanoseconds, streamed_nanoseconds);
 }
 
 TEST(EagerStoreChoice, SettlesOnTheFasterWayAndEveryRankStoresAsTheDeciderTimes) {
@@ -87,7 +102,7 @@ TEST(EagerStoreChoice, StaysPlainWherePlainIsFaster) {
   EXPECT_FALSE(streamed.back());
 }
 
-TEST(EagerStoreChoice, OnlyMeasuredBroadcastsStream) {
+TEST(EagerStoreChoice, OnlyMeasuredKindsAndSizesStream) {
   Tables tables;
   run(tables, 100, 32 * 1024, 1, 8000, 2000);  // settles on streaming for this class and root
   auto args = broadcast_of(32 * 1024, 1);
@@ -95,14 +110,40 @@ TEST(EagerStoreChoice, OnlyMeasuredBroadcastsStream) {
   EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(32 * 1024, 0), 32 * 1024, 200)) << "another root decides apart";
   EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(8 * 1024, 1), 8 * 1024, 200)) << "below kMeasuredFrom";
   args.kind = CollectiveKind::all_gather;
-  EXPECT_FALSE(tables.ranks[0]->streams(args, 32 * 1024, 200)) << "only broadcasts are measured";
-  EXPECT_FALSE(tables.ranks[0]->decides(args, 32 * 1024));
+  EXPECT_FALSE(tables.ranks[1]->streams(args, 32 * 1024, 200)) << "each kind is decided apart";
+  args.kind = CollectiveKind::reduce_scatter;
+  EXPECT_FALSE(tables.ranks[0]->decides(args, 32 * 1024)) << "reductions are not measured";
+  EXPECT_FALSE(tables.ranks[0]->times_writing(args, 32 * 1024));
+  const auto small_gather = all_gather_of(8 * 1024);
+  EXPECT_FALSE(tables.ranks[0]->decides(small_gather, 8 * 1024)) << "below kMeasuredFrom";
+  EXPECT_FALSE(tables.ranks[0]->times_writing(small_gather, 8 * 1024));
 
   Tables unmeasured(false);
   const auto broadcast = broadcast_of(64 * 1024, 0);
   EXPECT_FALSE(unmeasured.ranks[1]->decides(broadcast, 64 * 1024));
   EXPECT_FALSE(unmeasured.ranks[0]->times_writing(broadcast, 64 * 1024));
   EXPECT_FALSE(unmeasured.ranks[0]->streams(broadcast, 64 * 1024, 100));
+  EXPECT_FALSE(unmeasured.ranks[0]->decides(all_gather_of(64 * 1024), 64 * 1024));
+}
+
+TEST(EagerStoreChoice, EachRankOfAnAllGatherStoresAsTheRankAfterItDecides) {
+  Tables tables;
+  const std::size_t bytes = 64 * 1024;
+  const auto args = all_gather_of(bytes);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    EXPECT_TRUE(tables.ranks[rank]->times_writing(args, bytes)) << "rank " << rank;
+    EXPECT_TRUE(tables.ranks[rank]->decides(args, bytes)) << "rank " << rank;
+    EXPECT_EQ(tables.ranks[rank]->timed_writer(args), (rank + kRanks - 1) % kRanks);
+  }
+  // Rank 1's payloads read faster streamed, rank 2's plain: each settles on its own.
+  const auto first = run(tables, args, 400, bytes, 1, 8000, 5000);
+  const auto second = run(tables, args, 400, bytes, 2, 5000, 8000);
+  EXPECT_FALSE(first.front()) << "plain stores first";
+  EXPECT_TRUE(first.back());
+  EXPECT_FALSE(second.back());
+  EXPECT_TRUE(tables.ranks[1]->streams(args, bytes, 500));
+  EXPECT_FALSE(tables.ranks[2]->streams(args, bytes, 500));
+  EXPECT_FALSE(tables.ranks[0]->streams(args, bytes, 500)) << "rank 0's decider has timed nothing";
 }
 
 TEST(EagerStoreChoice, TheRootTimesItsWritingAndTheNextRankDecides) {
