@@ -7,9 +7,9 @@
 // the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
 // plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods,
 // in which a core reads lines the other has just written 3-4x slower; at 4-8 KiB plain stores
-// were level or faster. So from kMeasuredFrom on the choice is measured, for the broadcast, the
-// all-gather and the all-to-all, whose readers copy payloads out (eager_store_choice.cpp says
-// why the reductions are left out).
+// were level or faster. So where a reader copies kMeasuredFrom or more out of a payload the
+// choice is measured: in the broadcast, the all-gather and the all-to-all (eager_store_choice.cpp
+// says why the reductions are left out).
 //
 // The rank after a payload's writer decides how the writer stores it, per kind, placement and
 // size class, since a payload's stores show in its readers' time, not its writer's: it times its
@@ -37,7 +37,8 @@ namespace meshcomm::detail {
 /// calls it under its lock.
 class EagerStoreChoice {
  public:
-  /// Payloads from this size on are measured; smaller ones take plain stores.
+  /// Payloads from which each reader copies this much or more are measured; others take plain
+  /// stores.
   static constexpr std::size_t kMeasuredFrom = 16 * 1024;
   /// The largest payload measured (the eager slots' payload).
   static constexpr std::size_t kMeasuredUpTo = 64 * 1024;

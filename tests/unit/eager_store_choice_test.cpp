@@ -117,6 +117,10 @@ TEST(EagerStoreChoice, OnlyMeasuredKindsAndSizesStream) {
   const auto small_gather = all_gather_of(8 * 1024);
   EXPECT_FALSE(tables.ranks[0]->decides(small_gather, 8 * 1024)) << "below kMeasuredFrom";
   EXPECT_FALSE(tables.ranks[0]->times_writing(small_gather, 8 * 1024));
+  // An all-to-all's reader copies a size-th of each payload: 32 KiB over 3 ranks is below 16 KiB.
+  args.kind = CollectiveKind::all_to_all;
+  EXPECT_FALSE(tables.ranks[0]->decides(args, 32 * 1024)) << "blocks below kMeasuredFrom";
+  EXPECT_TRUE(tables.ranks[0]->decides(args, 60 * 1024));
 
   Tables unmeasured(false);
   const auto broadcast = broadcast_of(64 * 1024, 0);
