@@ -13,6 +13,7 @@
 
 #include "communicator_impl.hpp"
 #include "eager_all_to_allv.hpp"
+#include "host_cores.hpp"
 #include "meshcomm/error.hpp"
 #include "reduction.hpp"
 #include "setup_exchange.hpp"
@@ -55,12 +56,14 @@ void store_release(std::byte* word, std::uint64_t value) noexcept {
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word)).store(value, std::memory_order_release);
 }
 
-/// What a rank tells the others at set-up: its host, where its segment is (empty: none) and its
-/// process, so that a wait can tell a rank that has ended from a slow one.
+/// What a rank tells the others at set-up: its host, where its segment is (empty: none), its
+/// process, so that a wait can tell a rank that has ended from a slow one, and the cores it may
+/// run on.
 struct Descriptor {
   std::uint64_t host = 0;
   SegmentReference segment;
   ProcessIdentity process;
+  CoreSet cores;
 };
 
 /// Where a slot's payload of `bytes` lies.
@@ -99,6 +102,7 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   Descriptor mine;
   mine.host = host_identity();
   mine.process = ProcessIdentity::of_this_process();
+  mine.cores = CoreSet::of_this_process();
   try {
     own = segments->create(kSegmentBytes);
     // The counters and slot headers start at zero whatever memory a segment comes from (the
@@ -132,13 +136,19 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     if (each != std::byte{1}) return nullptr;
   }
   std::vector<ProcessIdentity> processes;
-  for (const auto& descriptor : all) processes.push_back(descriptor.process);
+  std::vector<CoreSet> cores;
+  for (const auto& descriptor : all) {
+    processes.push_back(descriptor.process);
+    cores.push_back(descriptor.cores);
+  }
   return std::make_shared<EagerMailbox>(std::move(segments), std::move(own), std::move(bases),
-                                        RankProcesses(std::move(processes)), comm.rank(), comm.context(label));
+                                        RankProcesses(std::move(processes)), comm.rank(), comm.context(label),
+                                        ranks_outnumber_cores(cores));
 }
 
 EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
-                           std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where)
+                           std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
+                           bool ranks_share_cores)
     : segments_(std::move(segments)),
       own_(std::move(own)),
       bases_(std::move(bases)),
@@ -146,7 +156,7 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       size_(static_cast<int>(bases_.size())),
       processes_(std::move(processes)),
       where_(std::move(where)),
-      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured()),
+      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores),
       peers_finished_(bases_.size(), 0) {}
 
 EagerMailbox::~EagerMailbox() = default;

@@ -61,9 +61,10 @@ class EagerMailbox {
 
   /// `segments` made `own` and mapped the peers' `bases`; `processes` are the ranks' processes;
   /// `where` names the backend and rank in errors, each of which names its operation and peer
-  /// itself.
+  /// itself; `ranks_share_cores`: the ranks outnumber the cores they may run on.
   EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
-               std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where);
+               std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
+               bool ranks_share_cores);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();

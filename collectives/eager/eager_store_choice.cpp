@@ -52,8 +52,14 @@ std::atomic_ref<std::uint64_t> entry_word(std::byte* table, int index) noexcept 
 
 }  // namespace
 
-EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured)
-    : tables_(std::move(tables)), rank_(rank), lag_(lag), measured_(measured), choices_(kEntries) {}
+EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured,
+                                   bool ranks_share_cores)
+    : tables_(std::move(tables)),
+      rank_(rank),
+      lag_(lag),
+      measured_(measured),
+      ranks_share_cores_(ranks_share_cores),
+      choices_(kEntries) {}
 
 EagerStoreChoice::~EagerStoreChoice() = default;
 
@@ -63,15 +69,20 @@ bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes) c
   // the all-to-all every rank writes its payload and copies its peers' out, and the decider times
   // its copy of one payload, or of its block of one: an all-to-all's reader copies a size-th of
   // the payload, and where that is below kMeasuredFrom the choice cost more than it found (at two
-  // ranks, 16 KiB payloads ran 16% slower measured than plain in 20 alternated launches).
+  // ranks, 16 KiB payloads ran 16% slower measured than plain in 20 alternated launches). Where
+  // the ranks outnumber their cores, every writer's choice has its own trials, and the readers'
+  // copies come in turn rather than at once: four ranks on two cores ran the 64 KiB all-to-all
+  // 15-20% and the all-gather of 64 KiB per rank 5-12% slower measured, and no slow launch was
+  // seen there for the measuring to find, while the broadcast, one writer, ran 1.3-1.5x faster
+  // at 32-64 KiB.
   // The reductions are left out: their ranks read every payload in one pass of sums, so no
   // payload's reading can be timed apart, and timed over rank 0's whole call, from its writing to
   // its result, plain pieces took 3x their calls' time end to end (its peers' polling and their
   // skew are in that span), so no choice made from it could be trusted.
   switch (args.kind) {
-    case CollectiveKind::broadcast:
-    case CollectiveKind::all_gather: return bytes >= kMeasuredFrom;
-    case CollectiveKind::all_to_all: return bytes / tables_.size() >= kMeasuredFrom;
+    case CollectiveKind::broadcast: return bytes >= kMeasuredFrom;
+    case CollectiveKind::all_gather: return !ranks_share_cores_ && bytes >= kMeasuredFrom;
+    case CollectiveKind::all_to_all: return !ranks_share_cores_ && bytes / tables_.size() >= kMeasuredFrom;
     default: return false;
   }
 }

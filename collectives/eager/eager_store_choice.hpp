@@ -48,8 +48,9 @@ class EagerStoreChoice {
 
   /// `tables`: every rank's decision table, mapped here; `rank`: this rank; `lag`: operations
   /// between a decision and its effect (the mailbox's slots). `measured` false: plain stores for
-  /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed.
-  EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured);
+  /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed. `ranks_share_cores`: the
+  /// ranks outnumber the cores they may run on, and only broadcasts are measured.
+  EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured, bool ranks_share_cores = false);
   EagerStoreChoice(const EagerStoreChoice&) = delete;
   EagerStoreChoice& operator=(const EagerStoreChoice&) = delete;
   ~EagerStoreChoice();
@@ -80,6 +81,7 @@ class EagerStoreChoice {
   int rank_;
   int lag_;
   bool measured_;
+  bool ranks_share_cores_;
   /// This rank's choices as a decider, per table entry; made when first needed.
   std::vector<std::unique_ptr<MeasuredChoice>> choices_;
 };

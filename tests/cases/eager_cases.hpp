@@ -20,8 +20,9 @@ void check_eager_broadcasts_store_both_ways(Communicator& world);
 /// All-gathers and all-to-alls through the eager slots in the size classes whose stores are
 /// measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks are 16 KiB
 /// or more), and one below them for the all-to-all, out of place and in place, many calls each on a
-/// communicator of their own, so that every rank's stores change way at least once (each rank's
-/// decided by the rank after it, EagerStoreChoice): every result is exact, whatever the way.
+/// communicator of their own, so that every rank's stores change way at least once where the ranks
+/// do not outnumber their cores (each rank's decided by the rank after it, EagerStoreChoice):
+/// every result is exact, whatever the way.
 void check_eager_copies_store_both_ways(Communicator& world);
 
 /// all_to_allv through the eager slots, one rank late so that the calls outlast their layouts'

@@ -23,11 +23,11 @@ struct Tables {
   std::array<std::array<std::uint64_t, EagerStoreChoice::kTableBytes / sizeof(std::uint64_t)>, kRanks> words{};
   std::vector<std::unique_ptr<EagerStoreChoice>> ranks;
 
-  explicit Tables(bool measured = true) {
+  explicit Tables(bool measured = true, bool ranks_share_cores = false) {
     std::vector<std::byte*> tables;
     for (auto& table : words) tables.push_back(reinterpret_cast<std::byte*>(table.data()));
     for (int rank = 0; rank < kRanks; ++rank) {
-      ranks.push_back(std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured));
+      ranks.push_back(std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured, ranks_share_cores));
     }
   }
 };
@@ -128,6 +128,12 @@ TEST(EagerStoreChoice, OnlyMeasuredKindsAndSizesStream) {
   EXPECT_FALSE(unmeasured.ranks[0]->times_writing(broadcast, 64 * 1024));
   EXPECT_FALSE(unmeasured.ranks[0]->streams(broadcast, 64 * 1024, 100));
   EXPECT_FALSE(unmeasured.ranks[0]->decides(all_gather_of(64 * 1024), 64 * 1024));
+
+  Tables sharing_cores(true, true);
+  EXPECT_TRUE(sharing_cores.ranks[1]->decides(broadcast, 64 * 1024)) << "broadcasts are measured";
+  EXPECT_FALSE(sharing_cores.ranks[0]->decides(all_gather_of(64 * 1024), 64 * 1024))
+      << "the copies of ranks that share cores are not";
+  EXPECT_FALSE(sharing_cores.ranks[0]->times_writing(all_gather_of(64 * 1024), 64 * 1024));
 }
 
 TEST(EagerStoreChoice, EachRankOfAnAllGatherStoresAsTheRankAfterItDecides) {
