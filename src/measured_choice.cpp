@@ -27,7 +27,7 @@ int MeasuredChoice::choose(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   auto& size = classes_[size_class(bytes)];
   int chosen = 0;
-  if (size.ways[0].samples < kWarmUpPieces) {
+  if (size.ways[0].samples < std::max(kWarmUpPieces, settings_.way0_pieces_first)) {
     chosen = 0;
   } else if (size.ways[1].samples < kWarmUpPieces) {
     chosen = 1;

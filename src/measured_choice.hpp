@@ -47,6 +47,9 @@ class MeasuredChoice {
     /// figure, so that one piece slowed by something else (a context switch) cannot turn the
     /// choice alone however slow it was, while a lasting change still moves the figure all the way.
     double largest_piece_over_figure = 0;
+    /// Pieces way 0 does before way 1 is first tried: where a trial costs, so that short runs in
+    /// which way 0 serves well enough do not pay for learning about way 1.
+    std::uint32_t way0_pieces_first = 0;
   };
 
   /// Trials of one piece, losing nothing else; the faster way's figure moves toward each piece

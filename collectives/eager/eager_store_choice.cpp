@@ -7,11 +7,11 @@ namespace meshcomm::detail {
 
 namespace {
 
-constexpr int kKinds = 3;  // broadcast, all-gather, all-to-all
+constexpr int kMeasuredKinds = 3;  // broadcast, all-gather, all-to-all
 constexpr int kPlacements = 2;
 constexpr int kFirstClass = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredFrom)) - 1;
 constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredUpTo)) - kFirstClass;
-constexpr int kEntries = kKinds * kPlacements * kClasses;
+constexpr int kEntries = kMeasuredKinds * kPlacements * kClasses;
 static_assert(kEntries * sizeof(std::uint64_t) <= EagerStoreChoice::kTableBytes);
 
 /// A table entry: the way before operation `from`, and from it on.
@@ -131,12 +131,19 @@ void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std
     // its way's figure: outside the VM's slow periods a 32 KiB all-to-all's two ways measured
     // within 10-30% of each other, and without these it turned every 10-40 operations on that
     // noise and on single pieces slowed 10-30x (the calls about 10% slower than with plain stores alone).
+    //
+    // The all-gather's and the all-to-all's first streamed pieces come after 128 plain ones: in
+    // launches of 120 calls per class (`compare_mpi.sh`'s) trying them cost 6-12% where plain
+    // stores served, while the slow periods they are for last far longer than that. The
+    // broadcast's come at once: its streamed stores were faster in most launches of 58 calls.
+    const bool copies = args.kind != CollectiveKind::broadcast;
     choice = std::make_unique<MeasuredChoice>(MeasuredChoice::Settings{
         .latest_piece_weight = 0.25,
         .pieces_per_trial = static_cast<std::uint32_t>(2 * lag_),
         .pieces_lost_switching = 2.0 * lag_,
         .switch_margin = 0.2,
         .largest_piece_over_figure = 2.0,
+        .way0_pieces_first = copies ? 128U : 0U,
     });
   }
   choice->record(bytes, entry.after, took);

@@ -100,8 +100,9 @@ void check_eager_copies_store_both_ways(Communicator& world) {
   const int size = comm.size();
   const int rank = comm.rank();
   const auto ranks = static_cast<std::size_t>(size);
-  // Enough calls per kind, class and placement for the warm-up, a change of way and its lag.
-  constexpr int kCalls = 40;
+  // Enough calls per kind, class and placement for the 128 plain ones before streaming stores
+  // are first tried (EagerStoreChoice), the change of way and its lag.
+  constexpr int kCalls = 160;
   // Floats each rank publishes: 16 KiB, a size in the 32 KiB class, and 64 KiB.
   for (std::size_t published : {std::size_t{4096}, std::size_t{10000}, std::size_t{16384}}) {
     for (bool in_place : {false, true}) {

@@ -115,6 +115,18 @@ TEST(MeasuredChoice, WithASwitchMarginAWayOnlyALittleFasterDoesNotTurnIt) {
   EXPECT_GE(way1_late(none, 0.9), 980) << "no margin: the faster by any amount";
 }
 
+TEST(MeasuredChoice, Way1IsFirstTriedAfterTheSetPiecesOfWay0) {
+  MeasuredChoice choice(MeasuredChoice::Settings{.way0_pieces_first = 100});
+  int first_way1 = -1;
+  for (int piece = 0; piece < 200 && first_way1 < 0; ++piece) {
+    const int way = choice.choose(kBytes);
+    record(choice, way, way == 0 ? 2.0 : 1.0);
+    if (way == 1) first_way1 = piece;
+  }
+  EXPECT_EQ(first_way1, 100);
+  EXPECT_EQ(choice.choose(kBytes), 1) << "then the faster way is taken";
+}
+
 TEST(MeasuredChoice, CappedPiecesOneVerySlowPieceDoesNotTurnTheChoiceButALastingChangeDoes) {
   const MeasuredChoice::Settings capped{.latest_piece_weight = 0.25, .largest_piece_over_figure = 2.0};
   MeasuredChoice once(capped);
