@@ -38,8 +38,7 @@ class AllToAll final : public PerfOperation {
   }
   MpiCallNames mpi_calls() const override { return {"MPI_Alltoall", "MPI_Ialltoall"}; }
   void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
-    int ranks = 1;
-    MPI_Comm_size(mpi.comm, &ranks);
+    const int ranks = mpi.size();
     const int block = mpi_count(counts.send / ranks * size_of(settings.type));
     mpi.run([&] { return MPI_Alltoall(mpi.send, block, MPI_BYTE, mpi.recv, block, MPI_BYTE, mpi.comm); },
             [&](MPI_Request* request) {

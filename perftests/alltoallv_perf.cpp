@@ -71,10 +71,8 @@ class AllToAllv final : public PerfOperation {
   }
   MpiCallNames mpi_calls() const override { return {"MPI_Alltoallv", "MPI_Ialltoallv"}; }
   void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
-    int ranks = 1;
-    int rank = 0;
-    MPI_Comm_size(mpi.comm, &ranks);
-    MPI_Comm_rank(mpi.comm, &rank);
+    const int ranks = mpi.size();
+    const int rank = mpi.rank();
     const Blocks blocks(counts_per_rank_of(counts.send, ranks, rank), ranks, rank);
     const std::size_t element = size_of(settings.type);
     std::vector<int> bytes, displacements;

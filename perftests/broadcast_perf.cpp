@@ -39,9 +39,7 @@ class Broadcast final : public PerfOperation {
   void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
     // As start(): out of place, the root first copies its input over.
     const std::size_t bytes = counts.send * size_of(settings.type);
-    int rank = 0;
-    MPI_Comm_rank(mpi.comm, &rank);
-    if (!mpi.in_place && rank == settings.root) std::memcpy(mpi.recv, mpi.send, bytes);
+    if (!mpi.in_place && mpi.rank() == settings.root) std::memcpy(mpi.recv, mpi.send, bytes);
     mpi.run([&] { return MPI_Bcast(mpi.recv, mpi_count(bytes), MPI_BYTE, settings.root, mpi.comm); },
             [&](MPI_Request* request) {
               return MPI_Ibcast(mpi.recv, mpi_count(bytes), MPI_BYTE, settings.root, mpi.comm, request);

@@ -47,8 +47,7 @@ class PingPong final : public PerfOperation {
   }
   MpiCallNames mpi_calls() const override { return {"MPI_Send + MPI_Recv", "MPI_Isend + MPI_Irecv"}; }
   void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
-    int rank = 0;
-    MPI_Comm_rank(mpi.comm, &rank);
+    const int rank = mpi.rank();
     const int bytes = mpi_count(counts.send * size_of(settings.type));
     const int other = rank ^ 1;
     const bool first = rank % 2 == 0;  // sends first, as start()

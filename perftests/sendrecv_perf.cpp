@@ -35,10 +35,8 @@ class SendRecv final : public PerfOperation {
   }
   MpiCallNames mpi_calls() const override { return {"MPI_Sendrecv", "MPI_Irecv + MPI_Isend"}; }
   void call_mpi(const MpiReference& mpi, const PerfCounts& counts, const PerfSettings& settings) const override {
-    int rank = 0;
-    int ranks = 1;
-    MPI_Comm_rank(mpi.comm, &rank);
-    MPI_Comm_size(mpi.comm, &ranks);
+    const int rank = mpi.rank();
+    const int ranks = mpi.size();
     const int left = (rank + ranks - 1) % ranks;
     const int right = (rank + 1) % ranks;
     const int bytes = mpi_count(counts.send * size_of(settings.type));

@@ -37,6 +37,19 @@ struct MpiReference {
   /// The element type of reductions (Open MPI's for meshcomm's); data movement counts bytes.
   MPI_Datatype element = MPI_DATATYPE_NULL;
 
+  /// This process's rank in `comm`.
+  [[nodiscard]] int rank() const {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    return rank;
+  }
+  /// How many ranks `comm` has.
+  [[nodiscard]] int size() const {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    return size;
+  }
+
   /// Runs `blocking()`, or `nonblocking(&request)` and MPI_Wait, as `call` says. Both return an
   /// MPI error code; anything but MPI_SUCCESS throws.
   template <typename Blocking, typename Nonblocking>
