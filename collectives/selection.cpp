@@ -33,10 +33,12 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.71-0.82x at 128 KiB against 0.90-0.99x in five launches; at 3 and 4 ranks eager stayed
   //   1.4-2.6x there. All-to-allv's counts differ by rank, so `eager` takes every call
   //   and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
-  //   (collectives/eager/eager_all_to_allv.hpp): on 2026-11-28 (`alltoallv_perf --algo
-  //   auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and 1.37-2.97x at 6-24 KiB at -np 2
-  //   on mpi, where pairwise ran 0.82-0.98x; 0.96-0.98x against pairwise's 0.97-0.99x where it
-  //   hands over (96 KiB-1.5 MiB: the tables' exchange); 1.15-2.36x at -np 3, 1.40-2.16x at -np 4;
+  //   (40 KiB of blocks at two ranks: collectives/eager/eager_all_to_allv.hpp): on 2026-11-28
+  //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
+  //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
+  //   1.06-1.61x where the blocks a rank sends its peer are 16-37 KiB (ten launches, the lowest
+  //   0.90); 0.92-0.98x against pairwise's 0.97-0.99x where it hands over (the tables' exchange);
+  //   1.15-2.36x at -np 3, 1.40-2.16x at -np 4;
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);

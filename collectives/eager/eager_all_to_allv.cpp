@@ -1,9 +1,12 @@
 #include "eager_all_to_allv.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -25,10 +28,11 @@ std::size_t all_to_allv_table_bytes(std::size_t ranks) noexcept {
   return kBlocksFollowFlagBytes + ranks * sizeof(TableEntry);
 }
 
-std::size_t all_to_allv_sent_bytes(const CollectiveArgs& args) noexcept {
+/// The bytes of the blocks `rank` writes into its slot: all it sends but its own block.
+std::size_t all_to_allv_sent_bytes(const CollectiveArgs& args, int rank) noexcept {
   std::size_t elements = 0;
   for (auto count : args.layout.send_counts) elements += count;
-  return elements * size_of(args.input.type);
+  return (elements - args.layout.send_counts[static_cast<std::size_t>(rank)]) * size_of(args.input.type);
 }
 
 TableEntry table_entry(const std::byte* payload, std::size_t rank) noexcept {
@@ -39,20 +43,28 @@ TableEntry table_entry(const std::byte* payload, std::size_t rank) noexcept {
 
 }  // namespace
 
-bool all_to_allv_fits(const CollectiveArgs& args, std::size_t capacity) noexcept {
-  return all_to_allv_table_bytes(args.layout.send_counts.size()) + all_to_allv_sent_bytes(args) <= capacity;
+std::size_t all_to_allv_capacity(int ranks, bool ranks_share_cores, std::size_t payload_bytes) noexcept {
+  const std::size_t table = all_to_allv_table_bytes(static_cast<std::size_t>(ranks));
+  if (ranks == 2) return std::min(payload_bytes, table + kTwoRankBlockBytes);
+  if (ranks_share_cores) return std::min(payload_bytes, table + kSharedCoresBlockBytes);
+  return payload_bytes;
 }
 
-std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, std::size_t capacity) noexcept {
-  const std::size_t blocks = all_to_allv_fits(args, capacity) ? all_to_allv_sent_bytes(args) : 0;
+bool all_to_allv_fits(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
+  return all_to_allv_table_bytes(args.layout.send_counts.size()) + all_to_allv_sent_bytes(args, rank) <= capacity;
+}
+
+std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
+  const std::size_t blocks = all_to_allv_fits(args, rank, capacity) ? all_to_allv_sent_bytes(args, rank) : 0;
   return all_to_allv_table_bytes(args.layout.send_counts.size()) + blocks;
 }
 
-void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
+void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
+                       bool stream) noexcept {
   const auto& layout = args.layout;
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
-  const std::uint64_t blocks_follow = all_to_allv_fits(args, capacity) ? 1 : 0;
+  const std::uint64_t blocks_follow = all_to_allv_fits(args, rank, capacity) ? 1 : 0;
   std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);
@@ -61,7 +73,12 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
                         .expected = layout.recv_counts[peer] * element};
     std::memcpy(payload + kBlocksFollowFlagBytes + peer * sizeof(TableEntry), &written, sizeof written);
     if (blocks_follow == 0 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
-    std::memcpy(payload + at, input + layout.send_offsets[peer] * element, written.sent);
+    const std::byte* block = input + layout.send_offsets[peer] * element;
+    if (stream) {
+      streaming_copy(payload + at, block, written.sent);
+    } else {
+      std::memcpy(payload + at, block, written.sent);
+    }
     at += written.sent;
   }
 }
@@ -96,20 +113,30 @@ bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads
   return true;
 }
 
-void read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args, int rank) noexcept {
+std::chrono::nanoseconds read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
+                                          int rank, int timed_writer) noexcept {
   const auto& layout = args.layout;
   const std::size_t element = size_of(args.input.type);
   auto* output = static_cast<std::byte*>(args.output.data);
+  std::chrono::nanoseconds timed{0};
   for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
     const std::size_t bytes = layout.recv_counts[peer] * element;
     if (bytes == 0) continue;
     std::byte* to = output + layout.recv_offsets[peer] * element;
     if (peer == static_cast<std::size_t>(rank)) {
       std::memcpy(to, static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element, bytes);
-    } else {
-      std::memcpy(to, payloads[peer] + table_entry(payloads[peer], static_cast<std::size_t>(rank)).offset, bytes);
+      continue;
     }
+    const std::byte* from = payloads[peer] + table_entry(payloads[peer], static_cast<std::size_t>(rank)).offset;
+    if (static_cast<int>(peer) != timed_writer) {
+      std::memcpy(to, from, bytes);
+      continue;
+    }
+    const auto began = std::chrono::steady_clock::now();
+    std::memcpy(to, from, bytes);
+    timed = std::chrono::steady_clock::now() - began;
   }
+  return timed;
 }
 
 }  // namespace meshcomm::detail

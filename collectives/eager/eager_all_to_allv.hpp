@@ -9,6 +9,7 @@
 // alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
 // pair that disagree about a count fail, naming each other, before any block is read.
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -18,16 +19,34 @@
 
 namespace meshcomm::detail {
 
-/// Whether this rank's table and blocks of `args` fit `capacity` (its own block counted too,
-/// though it is not written: a bound that needs no rank). Where not, the call is handed over.
-bool all_to_allv_fits(const CollectiveArgs& args, std::size_t capacity) noexcept;
+/// The most bytes of blocks a rank writes into its slot where the ranks are two, and where they
+/// outnumber their cores. Above them the slots' two copies of each block (in, then out) lose to
+/// Open MPI's one (2026-11-28, `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4
+/// launches a size). At two ranks 44 KiB of blocks ran at 0.96-1.41x mpi_best through the slots
+/// against pairwise's 0.97-0.99x, 48 KiB at 0.87-0.96x against 0.97-0.98x and 56-60 KiB at
+/// 0.80-1.00x against 0.97-1.00x: the two-rank all-gather leaves the slots from 40 KiB a rank
+/// alike (collectives/selection.cpp). At three and four ranks on two cores 42-43 KiB ran at
+/// 1.9-2.2x mpi_best where pairwise ran 0.9-1.0x, and 58-60 KiB at 0.77-0.79x.
+inline constexpr std::size_t kTwoRankBlockBytes = 40 * 1024;
+inline constexpr std::size_t kSharedCoresBlockBytes = 48 * 1024;
 
-/// The bytes `args` puts in its slot: the table, and the blocks where they fit `capacity`.
-std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, std::size_t capacity) noexcept;
+/// The bytes an all_to_allv's table and blocks may take in a slot of `payload_bytes` among
+/// `ranks` ranks: the slot's payload, but the table and kTwoRankBlockBytes at two ranks, and the
+/// table and kSharedCoresBlockBytes where the ranks outnumber their cores.
+std::size_t all_to_allv_capacity(int ranks, bool ranks_share_cores, std::size_t payload_bytes) noexcept;
+
+/// Whether rank `rank`'s table and blocks of `args` fit `capacity` (its own block is not written:
+/// it copies that one from its input). Where not, the call is handed over.
+bool all_to_allv_fits(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
+
+/// The bytes rank `rank`'s `args` puts in its slot: the table, and the blocks where they fit
+/// `capacity`.
+std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
 
 /// Writes rank `rank`'s table of `args` and, where they fit `capacity`, its blocks for the
-/// peers, into `payload`.
-void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
+/// peers, into `payload`: with streaming stores where `stream` (eager_store_choice.hpp).
+void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
+                       bool stream) noexcept;
 
 /// The size_mismatch of a pair this rank is in whose ranks disagree about a count (the peer's
 /// table against this rank's layout, both ways), naming both ranks and both counts; `payloads`
@@ -39,7 +58,9 @@ std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payl
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept;
 
 /// Copies this rank's blocks from the peers' payloads (and its own from its input) into the
-/// output, where all_to_allv_published_everywhere().
-void read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args, int rank) noexcept;
+/// output, where all_to_allv_published_everywhere(). Returns how long the copy of the block from
+/// `timed_writer` took (zero where that is -1 or sends this rank nothing), for the store choice.
+std::chrono::nanoseconds read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
+                                          int rank, int timed_writer) noexcept;
 
 }  // namespace meshcomm::detail

@@ -85,7 +85,7 @@ class EagerCollective final : public AlgorithmOf<Kind> {
     if (args.input.memory != MemoryKind::host || args.output.memory != MemoryKind::host) {
       return "it moves host memory only";
     }
-    if (const auto bytes = EagerMailbox::published_bytes(args); bytes > EagerMailbox::kPayloadBytes) {
+    if (const auto bytes = comm.eager_mailbox()->published_bytes(args); bytes > EagerMailbox::kPayloadBytes) {
       return fmt::format("each rank would publish {} bytes, more than the {} its slots hold", bytes,
                          EagerMailbox::kPayloadBytes);
     }
@@ -94,7 +94,8 @@ class EagerCollective final : public AlgorithmOf<Kind> {
 
   bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     return comm.eager_mailbox() != nullptr && args.input.memory == MemoryKind::host &&
-           args.output.memory == MemoryKind::host && EagerMailbox::published_bytes(args) <= EagerMailbox::kPayloadBytes;
+           args.output.memory == MemoryKind::host &&
+           comm.eager_mailbox()->published_bytes(args) <= EagerMailbox::kPayloadBytes;
   }
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
@@ -113,7 +114,7 @@ class EagerAllToAllvState final : public WorkState {
     args_.layout = copy_layout(args.layout, layout_);
     // A rank whose own blocks did not fit knows the outcome already: it starts the takeover at
     // once, beside its eager operation, whose table still lets a pair that disagrees fail.
-    if (!all_to_allv_fits(args, EagerMailbox::kPayloadBytes)) take_over();
+    if (!comm.eager_mailbox()->all_to_allv_fits(args)) take_over();
   }
 
   bool test() override {

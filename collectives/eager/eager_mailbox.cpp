@@ -157,18 +157,19 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       processes_(std::move(processes)),
       where_(std::move(where)),
       stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores),
+      all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
       peers_finished_(bases_.size(), 0) {}
 
 EagerMailbox::~EagerMailbox() = default;
 
-std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) noexcept {
+std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) const noexcept {
   switch (args.kind) {
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_reduce:
     case CollectiveKind::all_to_all: return args.input.bytes();
     case CollectiveKind::broadcast: return args.output.bytes();
-    case CollectiveKind::all_to_allv: return all_to_allv_published_bytes(args, kPayloadBytes);
+    case CollectiveKind::all_to_allv: return all_to_allv_published_bytes(args, rank_, all_to_allv_capacity_);
   }
   return std::numeric_limits<std::size_t>::max();
 }
@@ -231,7 +232,7 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
   const bool timed = measurable && stores_.times_writing(args, bytes);
   const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (args.kind == CollectiveKind::all_to_allv) {
-    write_all_to_allv(payload, args, rank_, kPayloadBytes);
+    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, stream);
   } else if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
     // (a copy of 1/size of the input less), and finish() takes it from the input.
@@ -298,8 +299,11 @@ void EagerMailbox::finish(const Operation& operation) {
     mark_read(operation.op);
     return;
   }
-  // Where this rank decides how a peer stores its payloads, it times its copy of that payload.
-  const bool decides = published >= EagerStoreChoice::kMeasuredFrom && stores_.decides(args, published);
+  // Where this rank decides how a peer stores its payloads, it times its copy of that payload (an
+  // all_to_allv's decider may read a large block from its writer while it publishes little).
+  const bool measurable =
+      published >= EagerStoreChoice::kMeasuredFrom || args.kind == CollectiveKind::all_to_allv;
+  bool decides = measurable && stores_.decides(args, published);
   const int timed_writer = decides ? stores_.timed_writer(args) : -1;
   std::uint64_t reading_took = 0;
   auto copy_from = [&](int writer, std::byte* to, const std::byte* from, std::size_t bytes) {
@@ -364,10 +368,11 @@ void EagerMailbox::finish(const Operation& operation) {
       if (auto mismatch = all_to_allv_mismatch(payloads, args, rank_, std::move(context))) {
         failures_.emplace(operation.op, std::move(*mismatch));
       } else if (all_to_allv_published_everywhere(payloads)) {
-        read_all_to_allv(payloads, args, rank_);
+        reading_took = static_cast<std::uint64_t>(read_all_to_allv(payloads, args, rank_, timed_writer).count());
       } else {
         handed_over_.push_back(operation.op);
       }
+      decides = decides && finished_cleanly(operation.op);  // a call handed over read no block
       break;
     }
   }

@@ -69,9 +69,14 @@ class EagerMailbox {
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
 
-  /// How many bytes `args` publishes; the path takes a call only when this is at most
+  /// How many bytes this rank's `args` publishes; the path takes a call only when this is at most
   /// kPayloadBytes.
-  [[nodiscard]] static std::size_t published_bytes(const CollectiveArgs& args) noexcept;
+  [[nodiscard]] std::size_t published_bytes(const CollectiveArgs& args) const noexcept;
+  /// Whether this rank's table and blocks of all_to_allv `args` fit its slot (else the call is
+  /// handed over: eager_all_to_allv.hpp).
+  [[nodiscard]] bool all_to_allv_fits(const CollectiveArgs& args) const noexcept {
+    return detail::all_to_allv_fits(args, rank_, all_to_allv_capacity_);
+  }
 
   /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the
   /// call (its peers had all arrived and agreed, and it was not handed over). An all_to_allv's
@@ -144,6 +149,7 @@ class EagerMailbox {
   RankProcesses processes_;  ///< every rank's process, to tell a rank that has ended from a slow one
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
+  std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since
   /// a pthread mutex's lock and unlock were a tenth of a small call's instructions.
   SpinLock lock_;

@@ -7,7 +7,7 @@ namespace meshcomm::detail {
 
 namespace {
 
-constexpr int kMeasuredKinds = 3;  // broadcast, all-gather, all-to-all
+constexpr int kMeasuredKinds = 4;  // broadcast, all-gather, all-to-all, all-to-allv
 constexpr int kPlacements = 2;
 constexpr int kFirstClass = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredFrom)) - 1;
 constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeasuredUpTo)) - kFirstClass;
@@ -37,6 +37,7 @@ int kind_index(CollectiveKind kind) noexcept {
     case CollectiveKind::broadcast: return 0;
     case CollectiveKind::all_gather: return 1;
     case CollectiveKind::all_to_all: return 2;
+    case CollectiveKind::all_to_allv: return 3;
     default: return -1;
   }
 }
@@ -63,25 +64,40 @@ EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int
 
 EagerStoreChoice::~EagerStoreChoice() = default;
 
-bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  if (!measured_ || tables_.size() < 2 || bytes > kMeasuredUpTo) return false;
+std::size_t EagerStoreChoice::classed_bytes(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
+  if (args.kind != CollectiveKind::all_to_allv) return bytes;
+  // The ranks' payloads differ in size; the block the timed writer sends its decider is the one
+  // part both know the size of, from their own layouts.
+  const auto& layout = args.layout;
+  const auto element = size_of(args.input.type);
+  if (side == Side::decider) return layout.recv_counts[static_cast<std::size_t>(timed_writer(args))] * element;
+  const std::size_t block = layout.send_counts[static_cast<std::size_t>(decider_of(rank_))] * element;
+  return block <= bytes ? block : 0;  // where the blocks did not fit the slot, only the table is there
+}
+
+bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
+  if (!measured_ || tables_.size() < 2) return false;
+  bytes = classed_bytes(args, bytes, side);
+  if (bytes > kMeasuredUpTo) return false;
   // A broadcast's root writes and its readers read; the whole call is that. In the all-gather and
   // the all-to-all every rank writes its payload and copies its peers' out, and the decider times
   // its copy of one payload, or of its block of one: an all-to-all's reader copies a size-th of
   // the payload, and where that is below kMeasuredFrom the choice cost more than it found (at two
-  // ranks, 16 KiB payloads ran 16% slower measured than plain in 20 alternated launches). Where
-  // the ranks outnumber their cores, every writer's choice has its own trials, and the readers'
-  // copies come in turn rather than at once: four ranks on two cores ran the 64 KiB all-to-all
-  // 15-20% and the all-gather of 64 KiB per rank 5-12% slower measured, and no slow launch was
-  // seen there for the measuring to find, while the broadcast, one writer, ran 1.3-1.5x faster
-  // at 32-64 KiB.
+  // ranks, 16 KiB payloads ran 16% slower measured than plain in 20 alternated launches); an
+  // all-to-allv's decider copies the block its writer sends it, measured from kMeasuredFrom.
+  // Where the ranks outnumber their cores, every writer's choice has its own trials, and the
+  // readers' copies come in turn rather than at once: four ranks on two cores ran the 64 KiB
+  // all-to-all 15-20% and the all-gather of 64 KiB per rank 5-12% slower measured, and no slow
+  // launch was seen there for the measuring to find, while the broadcast, one writer, ran
+  // 1.3-1.5x faster at 32-64 KiB.
   // The reductions are left out: their ranks read every payload in one pass of sums, so no
   // payload's reading can be timed apart, and timed over rank 0's whole call, from its writing to
   // its result, plain pieces took 3x their calls' time end to end (its peers' polling and their
   // skew are in that span), so no choice made from it could be trusted.
   switch (args.kind) {
     case CollectiveKind::broadcast: return bytes >= kMeasuredFrom;
-    case CollectiveKind::all_gather: return !ranks_share_cores_ && bytes >= kMeasuredFrom;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::all_to_allv: return !ranks_share_cores_ && bytes >= kMeasuredFrom;
     case CollectiveKind::all_to_all: return !ranks_share_cores_ && bytes / tables_.size() >= kMeasuredFrom;
     default: return false;
   }
@@ -96,22 +112,24 @@ int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept {
 }
 
 bool EagerStoreChoice::streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept {
-  if (!measured(args, bytes)) return false;
+  if (!measured(args, bytes, Side::writer)) return false;
   const int writer = args.kind == CollectiveKind::broadcast ? args.root : rank_;
-  const auto word = entry_word(tables_[decider_of(writer)], entry_index(args, bytes)).load(std::memory_order_acquire);
+  const int index = entry_index(args, classed_bytes(args, bytes, Side::writer));
+  const auto word = entry_word(tables_[decider_of(writer)], index).load(std::memory_order_acquire);
   return Entry::of(word).way_at(op) == 1;
 }
 
 bool EagerStoreChoice::times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  return measured(args, bytes) && (args.kind != CollectiveKind::broadcast || args.root == rank_);
+  return measured(args, bytes, Side::writer) && (args.kind != CollectiveKind::broadcast || args.root == rank_);
 }
 
 bool EagerStoreChoice::decides(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  return measured(args, bytes) && decider_of(timed_writer(args)) == rank_;
+  return measured(args, bytes, Side::decider) && decider_of(timed_writer(args)) == rank_;
 }
 
 void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op,
                               std::chrono::nanoseconds took) {
+  bytes = classed_bytes(args, bytes, Side::decider);
   const int index = entry_index(args, bytes);
   auto word = entry_word(tables_[rank_], index);
   const Entry entry = Entry::of(word.load(std::memory_order_relaxed));  // written only here

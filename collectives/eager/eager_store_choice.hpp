@@ -8,8 +8,8 @@
 // plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods,
 // in which a core reads lines the other has just written 3-4x slower; at 4-8 KiB plain stores
 // were level or faster. So where a reader copies kMeasuredFrom or more out of a payload the
-// choice is measured: in the broadcast, the all-gather and the all-to-all (eager_store_choice.cpp
-// says why the reductions are left out).
+// choice is measured: in the broadcast, the all-gather, the all-to-all and the all-to-allv
+// (eager_store_choice.cpp says why the reductions are left out).
 //
 // The rank after a payload's writer decides how the writer stores it, per kind, placement and
 // size class, since a payload's stores show in its readers' time, not its writer's: it times its
@@ -58,11 +58,12 @@ class EagerStoreChoice {
   /// Whether operation `op` (`args`, publishing `bytes`) stores its payload with streaming stores.
   [[nodiscard]] bool streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
   /// Whether this rank times the writing of `args`' payload (and states it in its slot): the
-  /// root of a measured broadcast, every rank of a measured all-gather or all-to-all.
+  /// root of a measured broadcast, every rank of a measured all-gather, all-to-all or
+  /// all-to-allv. `bytes`: what this rank publishes.
   [[nodiscard]] bool times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept;
   /// Whether this rank decides the stores of `timed_writer()`'s payload of `args`, and so times
   /// its reading of it: the rank after the root of a measured broadcast, every rank of a measured
-  /// all-gather or all-to-all.
+  /// all-gather, all-to-all or all-to-allv. `bytes`: what this rank publishes.
   [[nodiscard]] bool decides(const CollectiveArgs& args, std::size_t bytes) const noexcept;
   /// The rank whose payload this rank's decisions are for, and whose slot states how long the
   /// writing `decides()` counts took: the root of a broadcast, the rank before this one otherwise.
@@ -73,9 +74,16 @@ class EagerStoreChoice {
   void record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op, std::chrono::nanoseconds took);
 
  private:
+  /// Which end of a payload a rank asks from: the rank that writes it, or the one that decides
+  /// how it is stored.
+  enum class Side { writer, decider };
+
   /// The rank that decides how `writer` stores its payloads.
   [[nodiscard]] int decider_of(int writer) const noexcept;
-  [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes) const noexcept;
+  /// The bytes that put `args`' payload of `bytes` in its size class, as `side` sees it: `bytes`,
+  /// but for an all_to_allv the block its timed writer sends its decider (0 where not written).
+  [[nodiscard]] std::size_t classed_bytes(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
+  [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
 
   std::vector<std::byte*> tables_;
   int rank_;

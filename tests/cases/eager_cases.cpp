@@ -138,6 +138,43 @@ void check_eager_copies_store_both_ways(Communicator& world) {
             << "all_to_all of " << piece << " floats per block, in place " << in_place << ", call " << call;
       }
     }
+    // All-to-allv: each rank sends the rank after it, its stores' decider, a block of the class
+    // and every other rank a few floats; the blocks lie in peer order, a float apart. For 64 KiB
+    // the block is the largest short of the slot (whose table takes room too), which two ranks,
+    // and ranks sharing cores, hand over (eager_all_to_allv.hpp).
+    const std::size_t big = std::min(published, std::size_t{16320});
+    auto sent = [&](int from, int to) -> std::size_t { return to == (from + 1) % size ? big : 3; };
+    auto layout_of = [&](auto count) {
+      std::vector<std::size_t> counts, offsets;
+      std::size_t at = 1;
+      for (int peer = 0; peer < size; ++peer) {
+        counts.push_back(count(peer));
+        offsets.push_back(at);
+        at += counts.back() + 1;
+      }
+      return std::pair(counts, offsets);
+    };
+    const auto [send_counts, send_offsets] = layout_of([&](int peer) { return sent(rank, peer); });
+    const auto [recv_counts, recv_offsets] = layout_of([&](int peer) { return sent(peer, rank); });
+    std::vector<float> sent_v(send_offsets.back() + send_counts.back() + 1);
+    std::vector<float> received_v(recv_offsets.back() + recv_counts.back() + 1);
+    for (int call = 0; call < kCalls; ++call) {
+      auto value = [&](int from, int to, std::size_t i) { return verifiable::payload(from, call * size + to, i); };
+      for (int peer = 0; peer < size; ++peer) {
+        verifiable::fill(sent_v.data(), send_offsets[peer], send_counts[peer], DataType::f32,
+                         [&](std::size_t i) { return value(rank, peer, i); });
+      }
+      std::fill(received_v.begin(), received_v.end(), -1.0F);
+      comm.all_to_allv(std::span<const float>(sent_v), std::span<float>(received_v),
+                       {send_counts, send_offsets, recv_counts, recv_offsets}, {.algorithm = "eager"})
+          .wait(std::chrono::seconds(20));
+      for (int from = 0; from < size; ++from) {
+        ASSERT_EQ(verifiable::count_wrong(received_v.data(), recv_offsets[from], recv_counts[from], DataType::f32,
+                                          [&](std::size_t i) { return value(from, rank, i); }),
+                  0U)
+            << "all_to_allv of " << recv_counts[from] << " floats from rank " << from << ", call " << call;
+      }
+    }
   }
 }
 

@@ -17,9 +17,10 @@ void check_eager_calls_run_ahead(Communicator& world);
 /// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
 void check_eager_broadcasts_store_both_ways(Communicator& world);
 
-/// All-gathers and all-to-alls through the eager slots in the size classes whose stores are
-/// measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks are 16 KiB
-/// or more), and one below them for the all-to-all, out of place and in place, many calls each on a
+/// All-gathers, all-to-alls and all-to-allvs through the eager slots in the size classes whose
+/// stores are measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks
+/// are 16 KiB or more, the all-to-allv's where the block to the next rank is), and one below them
+/// for the all-to-all, out of place and in place (the all-to-allv out of place), many calls each on a
 /// communicator of their own, so that every rank's stores change way at least once where the ranks
 /// do not outnumber their cores (each rank's decided by the rank after it, EagerStoreChoice):
 /// every result is exact, whatever the way.

@@ -49,6 +49,25 @@ CollectiveArgs all_gather_of(std::size_t bytes) {
   return args;
 }
 
+/// An all_to_allv of 3 ranks as rank `rank` sees it: each rank sends the rank after it `to_next`
+/// bytes and the rank before it `to_previous`.
+struct AllToAllvOf {
+  std::array<std::size_t, kRanks> send_counts{}, recv_counts{}, offsets{};
+  CollectiveArgs args;
+
+  AllToAllvOf(int rank, std::size_t to_next, std::size_t to_previous) {
+    send_counts[static_cast<std::size_t>((rank + 1) % kRanks)] = to_next;
+    send_counts[static_cast<std::size_t>((rank + kRanks - 1) % kRanks)] = to_previous;
+    recv_counts[static_cast<std::size_t>((rank + kRanks - 1) % kRanks)] = to_next;
+    recv_counts[static_cast<std::size_t>((rank + 1) % kRanks)] = to_previous;
+    args.kind = CollectiveKind::all_to_allv;
+    args.input = BufferView(nullptr, to_next + to_previous, DataType::u8);
+    args.output = BufferView(nullptr, to_next + to_previous, DataType::u8);
+    args.layout = {.send_counts = send_counts, .send_offsets = offsets, .recv_counts = recv_counts,
+                   .recv_offsets = offsets};
+  }
+};
+
 /// Runs `operations` of `args` (publishing `bytes`) through `tables`, where `writer` stores its
 /// payload, the streamed way taking `streamed_nanoseconds` and the plain one `plain_nanoseconds`;
 /// returns, per operation, whether the writer's payload was streamed, after checking that the
@@ -158,6 +177,35 @@ TEST(EagerStoreChoice, EachRankOfAnAllGatherStoresAsTheRankAfterItDecides) {
   EXPECT_GE(streamed_among(first, 500, 1000), 450);
   EXPECT_LE(streamed_among(second, 500, 1000), 50);
   EXPECT_FALSE(tables.ranks[0]->streams(args, bytes, 1000)) << "rank 0's decider has timed nothing";
+}
+
+TEST(EagerStoreChoice, AnAllToAllvIsClassedByTheBlockItsWriterSendsItsDecider) {
+  Tables tables;
+  // Every rank sends the rank after it, its decider, 40000 bytes and the rank before it 100; its
+  // payload (a table and the blocks) is larger than either.
+  const std::size_t published = 40000 + 100 + 512;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const AllToAllvOf call(rank, 40000, 100);
+    EXPECT_TRUE(tables.ranks[rank]->times_writing(call.args, published)) << "rank " << rank;
+    EXPECT_TRUE(tables.ranks[rank]->decides(call.args, published)) << "rank " << rank;
+    EXPECT_FALSE(tables.ranks[rank]->times_writing(call.args, 512)) << "the blocks did not fit: only the table";
+  }
+  // Rank 1 decides rank 0's stores from the 40000 bytes it reads from it, whatever it publishes.
+  const AllToAllvOf writer(0, 40000, 100);
+  const AllToAllvOf decider(1, 40000, 100);
+  for (int op = 0; op < 400; ++op) {
+    tables.ranks[1]->record(decider.args, 600, op, std::chrono::nanoseconds(tables.ranks[0]->streams(
+                                                         writer.args, published, op) ? 3000 : 9000));
+  }
+  EXPECT_TRUE(tables.ranks[0]->streams(writer.args, published, 400 + kLag));
+  EXPECT_FALSE(tables.ranks[0]->streams(AllToAllvOf(0, 20000, 100).args, 20100 + 512, 400 + kLag))
+      << "another class is decided apart";
+  EXPECT_FALSE(tables.ranks[0]->streams(AllToAllvOf(0, 100, 40000).args, published, 400 + kLag))
+      << "where the decider is sent little, nothing is measured";
+  EXPECT_FALSE(tables.ranks[1]->decides(AllToAllvOf(1, 100, 40000).args, published));
+
+  Tables sharing_cores(true, true);
+  EXPECT_FALSE(sharing_cores.ranks[0]->times_writing(writer.args, published));
 }
 
 TEST(EagerStoreChoice, TheRootTimesItsWritingAndTheNextRankDecides) {

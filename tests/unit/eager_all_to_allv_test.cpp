@@ -1,0 +1,127 @@
+// The eager all_to_allv's slot payload (collectives/eager/eager_all_to_allv.hpp): what fits a
+// slot, and that the blocks written into payloads are read back exactly, plain or streamed.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <numeric>
+#include <tuple>
+#include <vector>
+
+#include "eager/eager_all_to_allv.hpp"
+
+namespace meshcomm::detail {
+namespace {
+
+constexpr int kRanks = 3;
+
+/// Rank `rank`'s all_to_allv of bytes: it sends rank p `counts(rank, p)` bytes, its blocks packed
+/// in peer order in its input, and receives into its output packed alike.
+template <class Counts>
+struct Call {
+  std::array<std::size_t, kRanks> send_counts{}, send_offsets{}, recv_counts{}, recv_offsets{};
+  std::vector<std::uint8_t> input, output;
+  CollectiveArgs args;
+
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  Call(int rank, Counts counts) {
+    for (int peer = 0; peer < kRanks; ++peer) {
+      send_counts[static_cast<std::size_t>(peer)] = counts(rank, peer);
+      recv_counts[static_cast<std::size_t>(peer)] = counts(peer, rank);
+    }
+    std::exclusive_scan(send_counts.begin(), send_counts.end(), send_offsets.begin(), std::size_t{0});
+    std::exclusive_scan(recv_counts.begin(), recv_counts.end(), recv_offsets.begin(), std::size_t{0});
+    input.resize(send_offsets.back() + send_counts.back());
+    output.assign(recv_offsets.back() + recv_counts.back(), 0);
+    for (int peer = 0; peer < kRanks; ++peer) {
+      for (std::size_t i = 0; i < send_counts[static_cast<std::size_t>(peer)]; ++i) {
+        input[send_offsets[static_cast<std::size_t>(peer)] + i] = value(rank, peer, i);
+      }
+    }
+    args.kind = CollectiveKind::all_to_allv;
+    args.input = BufferView(input.data(), input.size(), DataType::u8);
+    args.output = BufferView(output.data(), output.size(), DataType::u8);
+    args.layout = {.send_counts = send_counts, .send_offsets = send_offsets, .recv_counts = recv_counts,
+                   .recv_offsets = recv_offsets};
+  }
+
+  static std::uint8_t value(int from, int to, std::size_t i) {
+    return static_cast<std::uint8_t>(31 * from + 7 * to + i * 13 + i / 251);
+  }
+};
+
+TEST(EagerAllToAllv, ARanksOwnBlockTakesNoRoomInItsSlot) {
+  constexpr std::size_t kCapacity = 64 * 1024;
+  // Rank 0 sends itself 45000 bytes and each peer 12000: 69000 in all, more than a slot holds;
+  // its slot holds the 24000 of the peers' blocks and its table.
+  auto counts = [](int from, int to) -> std::size_t { return from == to && from == 0 ? 45000 : 12000; };
+  const Call call(0, counts);
+  EXPECT_TRUE(all_to_allv_fits(call.args, 0, kCapacity));
+  const std::size_t published = all_to_allv_published_bytes(call.args, 0, kCapacity);
+  EXPECT_GE(published, 24000U);
+  EXPECT_LT(published, 24000U + 1024) << "the table and the peers' blocks only";
+  // Where the peers' blocks overflow the slot, only the table is written.
+  auto large = [](int from, int to) -> std::size_t { return from != to ? 33000 : 8; };
+  const Call overflowing(1, large);
+  EXPECT_FALSE(all_to_allv_fits(overflowing.args, 1, kCapacity));
+  EXPECT_LT(all_to_allv_published_bytes(overflowing.args, 1, kCapacity), 1024U);
+}
+
+TEST(EagerAllToAllv, TwoRanksAndRanksSharingCoresWriteFewerBlockBytes) {
+  constexpr std::size_t kPayload = 64 * 1024;
+  EXPECT_EQ(all_to_allv_capacity(3, false, kPayload), kPayload);
+  for (const auto& [ranks, share_cores, blocks] :
+       {std::tuple(2, false, kTwoRankBlockBytes), std::tuple(2, true, kTwoRankBlockBytes),
+        std::tuple(4, true, kSharedCoresBlockBytes)}) {
+    const std::size_t capacity = all_to_allv_capacity(ranks, share_cores, kPayload);
+    EXPECT_GE(capacity, blocks) << ranks << " ranks";
+    EXPECT_LT(capacity, blocks + 1024) << ranks << " ranks: the blocks and a table";
+  }
+  // Of two ranks, one sending kTwoRankBlockBytes fits, one sending a byte more does not.
+  auto at_most = [](int from, int to) -> std::size_t { return from != to ? kTwoRankBlockBytes : 50000; };
+  auto over = [](int from, int to) -> std::size_t { return from != to ? kTwoRankBlockBytes + 1 : 8; };
+  std::array<std::size_t, 2> send{}, recv{}, offsets{};
+  CollectiveArgs args;
+  args.kind = CollectiveKind::all_to_allv;
+  args.input = BufferView(nullptr, 1, DataType::u8);
+  args.layout = {.send_counts = send, .send_offsets = offsets, .recv_counts = recv, .recv_offsets = offsets};
+  const std::size_t capacity = all_to_allv_capacity(2, false, kPayload);
+  send = {at_most(0, 0), at_most(0, 1)};
+  EXPECT_TRUE(all_to_allv_fits(args, 0, capacity));
+  send = {over(0, 0), over(0, 1)};
+  EXPECT_FALSE(all_to_allv_fits(args, 0, capacity));
+}
+
+TEST(EagerAllToAllv, BlocksWrittenPlainOrStreamedAreReadBackExactly) {
+  constexpr std::size_t kCapacity = 64 * 1024;
+  auto counts = [](int from, int to) -> std::size_t { return 1000 * static_cast<std::size_t>(1 + from + 2 * to) + 3; };
+  for (bool stream : {false, true}) {
+    std::deque<Call<decltype(counts)>> calls;  // grows without moving a call: its layout points into it
+    std::vector<std::vector<std::byte>> payloads(kRanks, std::vector<std::byte>(kCapacity));
+    std::array<const std::byte*, kRanks> every{};
+    for (int rank = 0; rank < kRanks; ++rank) {
+      calls.emplace_back(rank, counts);
+      write_all_to_allv(payloads[static_cast<std::size_t>(rank)].data(), calls.back().args, rank, kCapacity, stream);
+      every[static_cast<std::size_t>(rank)] = payloads[static_cast<std::size_t>(rank)].data();
+    }
+    ASSERT_TRUE(all_to_allv_published_everywhere(every));
+    for (int rank = 0; rank < kRanks; ++rank) {
+      auto& call = calls[static_cast<std::size_t>(rank)];
+      ASSERT_FALSE(all_to_allv_mismatch(every, call.args, rank, {}).has_value());
+      read_all_to_allv(every, call.args, rank, (rank + kRanks - 1) % kRanks);
+      for (int from = 0; from < kRanks; ++from) {
+        for (std::size_t i = 0; i < call.recv_counts[static_cast<std::size_t>(from)]; ++i) {
+          ASSERT_EQ(call.output[call.recv_offsets[static_cast<std::size_t>(from)] + i], call.value(from, rank, i))
+              << "byte " << i << " from rank " << from << " on rank " << rank << ", streamed " << stream;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshcomm::detail
