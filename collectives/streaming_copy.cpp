@@ -191,6 +191,28 @@ MeasuredChoice* peer_read_store_choice(bool in_place) {
   return streaming_stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
 }
 
+void copy_into_peer_memory(void* to, const void* from, std::size_t bytes) {
+  if (bytes < kMeasuredPeerWriteBytes) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  if (!streaming_stores_are_measured()) {
+    copy_host_bytes(to, from, bytes, bytes);
+    return;
+  }
+  // A quarter per piece: one copy slowed by something else (a page fault, a context switch)
+  // moves the figure little, while the slow periods last seconds.
+  static MeasuredChoice choice(0.25);
+  const bool stream = choice.choose(bytes) == 1;
+  const auto began = std::chrono::steady_clock::now();
+  if (stream) {
+    streaming_copy(to, from, bytes);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
+  choice.record(bytes, stream ? 1 : 0, std::chrono::steady_clock::now() - began);
+}
+
 void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes) {
   if (total_bytes >= streaming_copy_threshold()) {
     streaming_copy(to, from, bytes);

@@ -56,6 +56,19 @@ MeasuredChoice* reduction_store_choice();
 /// Null where MESHCOMM_STREAMING_STORES=always (as reduction_store_choice()).
 MeasuredChoice* peer_read_store_choice(bool in_place);
 
+/// Copies `bytes` into memory that another process reads next (the ucx backend's puts into a
+/// same-host peer's segment): from kMeasuredPeerWriteBytes with the stores that copied that size
+/// class faster, each copy timed for the choice (MeasuredChoice, way 0 plain, way 1 streamed);
+/// plain below it. The copy's own time tells the ways apart: on the 2-core VM of
+/// perftests/README.md a 2 MiB halo put took 60-120 us with plain stores and 150-200 streamed in
+/// some launches, while in others (a core's stores to lines the other core read a few calls
+/// before slow down many times) plain ones made the exchange 3-5x slower than streamed ones.
+/// copy_host_bytes()'s rule where MESHCOMM_STREAMING_STORES=always.
+void copy_into_peer_memory(void* to, const void* from, std::size_t bytes);
+
+/// The smallest copy into a peer's memory whose stores are measured.
+inline constexpr std::size_t kMeasuredPeerWriteBytes = std::size_t{64} << 10;
+
 /// Does a piece of a reduction that writes `bytes`, in an operation that writes `total_bytes` in
 /// all on this rank, with plain stores (`plain()`) or streaming ones (`streamed()`, summing a
 /// cached chunk at a time): plain below streaming_copy_threshold(), where the output may stay in

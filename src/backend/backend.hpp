@@ -113,8 +113,9 @@ class Backend {
   /// Whether `put` works: one-sided puts into peers' allocate_shared memory.
   [[nodiscard]] virtual bool puts() const noexcept { return false; }
   /// Starts putting `source` into `peer`'s segment `handle` (what SharedMemoryRegistry::locate
-  /// says on that rank) at byte `offset`; completes once the bytes are in place there. Only
-  /// where puts() is true (else throws Error(unsupported)).
+  /// says on that rank) at byte `offset`; completes once the bytes are in place there (null
+  /// where they already are when it returns). Only where puts() is true (else throws
+  /// Error(unsupported)).
   virtual std::shared_ptr<WorkState> put(ConstBufferView source, int peer, const std::string& handle,
                                          std::size_t offset, OperationLabel label);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "streaming_copy.hpp"
 #include "ucx_operation.hpp"
 #include "ucx_single_copy.hpp"
 
@@ -79,6 +80,13 @@ std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, con
                             "(root rank {}'s, {} bytes)",
                             source.bytes(), offset, peer, target.owner, target.bytes),
                 context(label, peer));
+  }
+  // A same-host peer's segment is mapped into this process: the bytes are copied there at once,
+  // with the stores that measured faster (a put from UCX stores plainly), and are in place
+  // before any later message to the peer leaves (streaming_copy fences its stores).
+  if (void* mapped = nullptr; ucp_rkey_ptr(target.key, target.address + offset, &mapped) == UCS_OK) {
+    copy_into_peer_memory(mapped, source.data, source.bytes());
+    return nullptr;
   }
   const ucp_ep_h endpoint = peers_->endpoint(root_peer);
   ucp_request_param_t param{};
