@@ -45,6 +45,11 @@ int MeasuredChoice::choose(std::size_t bytes) {
   return chosen;
 }
 
+int MeasuredChoice::usual_way(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  return classes_[size_class(bytes)].faster;
+}
+
 int MeasuredChoice::faster_way(const SizeClass& size) const noexcept {
   const double current = size.ways[index_of(size.faster)].nanoseconds_per_byte;
   const double other = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;

@@ -63,6 +63,11 @@ class MeasuredChoice {
   /// The way (0 or 1) to do the next piece of work of `bytes`.
   [[nodiscard]] int choose(std::size_t bytes);
 
+  /// The way the next piece of `bytes` takes outside trials: the faster by the figures (way 0
+  /// while the ways are first measured). A caller that can try a way on part of a piece alone
+  /// tells a trial by a choose() that differs from it.
+  [[nodiscard]] int usual_way(std::size_t bytes);
+
   /// Records that a piece of work of `bytes` took `took` way `way`'s.
   void record(std::size_t bytes, int way, std::chrono::nanoseconds took);
 

@@ -1,7 +1,8 @@
 // How far MeasuredChoice's figure for the faster way follows its latest piece: by half (the
 // default) one slow piece turns the choice, by a quarter it does not, and a lasting change turns
 // the choice either way within a few pieces. With a switch margin, a way only a little faster does
-// not turn the choice; with capped pieces, one very slow piece does not either.
+// not turn the choice; with capped pieces, one very slow piece does not either. usual_way() tells
+// a trial apart.
 
 #include <gtest/gtest.h>
 
@@ -145,6 +146,26 @@ TEST(MeasuredChoice, CappedPiecesOneVerySlowPieceDoesNotTurnTheChoiceButALasting
   record(lasting, 0, 4.0);
   record(lasting, 0, 4.0);
   EXPECT_EQ(lasting.choose(kBytes), 1);
+}
+
+// usual_way() says the way outside trials, so that a caller can tell a trial by a choose() that
+// differs from it: way 0 while the ways are first measured, then the faster, whatever choose()
+// returns for a trial.
+TEST(MeasuredChoice, TheUsualWayIsTheFasterOneEvenAtATrial) {
+  MeasuredChoice choice;
+  EXPECT_EQ(choice.usual_way(kBytes), 0);
+  int trials = 0;
+  for (int piece = 0; piece < 2000; ++piece) {
+    const int way = choice.choose(kBytes);
+    const int usual = choice.usual_way(kBytes);
+    if (piece >= 4) {
+      EXPECT_EQ(usual, 1) << "piece " << piece << ": way 1 is the faster";
+      trials += way != usual ? 1 : 0;
+    }
+    record(choice, way, way == 1 ? 1.0 : 2.0);
+  }
+  EXPECT_GE(trials, 1) << "trials of way 0 came, and usual_way() told them apart";
+  EXPECT_LE(trials, 100);
 }
 
 }  // namespace
