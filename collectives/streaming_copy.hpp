@@ -58,7 +58,8 @@ MeasuredChoice* peer_read_store_choice(bool in_place);
 
 /// Copies `bytes` into memory that another process reads next (the ucx backend's puts into a
 /// same-host peer's segment): from kMeasuredPeerWriteBytes with the stores that copied that size
-/// class faster, each copy timed for the choice (MeasuredChoice, way 0 plain, way 1 streamed);
+/// class faster, each copy timed for the choice (MeasuredChoice, way 0 plain, way 1 streamed; a
+/// trial of the other stores copies an eighth of the bytes that way and the rest the usual way);
 /// plain below it. The copy's own time tells the ways apart: on the 2-core VM of
 /// perftests/README.md a 2 MiB halo put took 60-120 us with plain stores and 150-200 streamed in
 /// some launches, while in others (a core's stores to lines the other core read a few calls

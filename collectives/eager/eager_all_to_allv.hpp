@@ -27,7 +27,9 @@ namespace meshcomm::detail {
 /// 0.80-1.00x against 0.97-1.00x: the two-rank all-gather leaves the slots from 40 KiB a rank
 /// alike (collectives/selection.cpp). At three and four ranks on two cores 42-43 KiB ran at
 /// 1.9-2.2x mpi_best where pairwise ran 0.9-1.0x, and 58-60 KiB at 0.77-0.79x.
+/// At two ranks.
 inline constexpr std::size_t kTwoRankBlockBytes = 40 * 1024;
+/// Where the ranks outnumber their cores.
 inline constexpr std::size_t kSharedCoresBlockBytes = 48 * 1024;
 
 /// The bytes an all_to_allv's table and blocks may take in a slot of `payload_bytes` among
