@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "harness/thread_ranks.hpp"
@@ -51,6 +52,11 @@ layers::ModelConfig config_for(const ModelShape& shape, const MeshChoice& choice
 void expect_predictions_exact(const ModelShape& shape, const MeshChoice& choice) {
   std::mutex mutex;
   std::vector<std::string> mismatches;
+  // Up to 256 ranks as threads on two cores, beside whatever else the test run has going: a rank
+  // may wait far longer than kTestTimeout for a peer that is not scheduled (one eager all-gather
+  // of 16 threads timed out at 20 s while a 16-thread test ran beside it), so the waits grow
+  // with the threads.
+  const auto timeout = kTestTimeout * std::max(1, choice.world() / 16);
   run_ranks(choice.world(), [&](Communicator& world) {
     auto mesh = Mesh::create(world, MeshSpec::parse(choice.mesh_text()));
     layers::TinyTransformer model(mesh, config_for(shape, choice));
@@ -78,7 +84,7 @@ void expect_predictions_exact(const ModelShape& shape, const MeshChoice& choice)
                            std::to_string(sp_rank) + "): " + what + " counted " + std::to_string(actual) +
                            ", predicted " + std::to_string(predicted));
     }
-  });
+  }, timeout);
   for (const auto& mismatch : mismatches) ADD_FAILURE() << mismatch;
 }
 
