@@ -6,8 +6,9 @@
 // core fetches faster; that depends on the machine and on its state, not on the size alone. On
 // the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
 // plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods,
-// in which a core reads lines the other has just written 3-4x slower; at 4-8 KiB plain stores
-// were level or faster. So where a reader copies kMeasuredFrom or more out of a payload the
+// in which lines passed between the two cores move several times slower (timed step by step in
+// an all-to-allv: the writer's plain stores into slot lines its peer had read took 3-6x as long,
+// the reader's copy out far less); at 4-8 KiB plain stores were level or faster. So where a reader copies kMeasuredFrom or more out of a payload the
 // choice is measured: in the broadcast, the all-gather, the all-to-all and the all-to-allv
 // (eager_store_choice.cpp says why the reductions are left out).
 //
