@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,6 +100,69 @@ void check_one_way_large_messages(Communicator& comm) {
     }
   }
   comm.barrier();
+}
+
+namespace {
+
+/// Rank 0 sends rank 1 two messages of `count` values on one tag: one while it has a large
+/// receive from rank 1 posted (on ucx: by descriptor) and one while it has none (eagerly), in the
+/// order `announced_first` says. Rank 1 posts both receives only once both are on their way.
+void send_both_ways_on_one_tag(Communicator& comm, std::size_t count, bool announced_first) {
+  constexpr int kTag = 23, kReplyTag = 24, kGoTag = 25;
+  if (comm.rank() == 0) {
+    const auto first = stamped(0, 1, count);
+    const auto second = stamped(0, 2, count);
+    std::vector<std::int32_t> reply(count, -1);
+    const int go = 1;
+    Work first_sent, second_sent;
+    if (announced_first) {
+      auto reply_received = comm.irecv(reply, 1, kReplyTag);
+      first_sent = comm.isend(first, 1, kTag);
+      comm.isend(std::span(&go, 1), 1, kGoTag).wait();
+      reply_received.wait();
+      second_sent = comm.isend(second, 1, kTag);
+    } else {
+      first_sent = comm.isend(first, 1, kTag);
+      auto reply_received = comm.irecv(reply, 1, kReplyTag);
+      second_sent = comm.isend(second, 1, kTag);
+      comm.isend(std::span(&go, 1), 1, kGoTag).wait();
+      reply_received.wait();
+    }
+    first_sent.wait();
+    second_sent.wait();
+    EXPECT_EQ(reply, stamped(1, 3, count)) << "count " << count;
+  } else if (comm.rank() == 1) {
+    int go = 0;
+    comm.irecv(std::span(&go, 1), 0, kGoTag).wait();
+    const auto reply = stamped(1, 3, count);
+    comm.isend(reply, 0, kReplyTag).wait();
+    std::this_thread::sleep_for(20ms);  // both messages wait unexpected
+    std::vector<std::int32_t> first(count, -1), second(count, -1);
+    auto first_received = comm.irecv(first, 0, kTag);
+    auto second_received = comm.irecv(second, 0, kTag);
+    first_received.wait();
+    second_received.wait();
+    EXPECT_EQ(first, stamped(0, 1, count)) << "count " << count << ", announced first " << announced_first;
+    EXPECT_EQ(second, stamped(0, 2, count)) << "count " << count << ", announced first " << announced_first;
+  }
+}
+
+}  // namespace
+
+void check_mid_sized_messages(Communicator& comm) {
+  // 32 KiB, 48 KiB + 4, 96 KiB, 128 KiB - 4.
+  for (std::size_t count : {std::size_t{8'192}, std::size_t{12'289}, std::size_t{24'576}, std::size_t{32'767}}) {
+    auto outgoing = stamped(comm.rank(), 6, count);
+    std::vector<std::int32_t> incoming(count, -1);
+    auto receive = comm.irecv(incoming, left_of(comm), 6);
+    comm.isend(outgoing, right_of(comm), 6).wait();
+    receive.wait();
+    EXPECT_EQ(incoming, stamped(left_of(comm), 6, count)) << "count " << count;
+    if (comm.size() < 2) continue;
+    send_both_ways_on_one_tag(comm, count, true);
+    send_both_ways_on_one_tag(comm, count, false);
+    comm.barrier();
+  }
 }
 
 void check_waits_progress_other_operations(Communicator& comm) {
@@ -245,7 +309,13 @@ void check_size_mismatch(Communicator& comm) {
   // learns the other's size). Not the large ones on mpi: Open MPI 4.1's shared-memory transport
   // crashes both processes when a message it moves by CMA is truncated (docs/errors.md).
   std::vector<std::pair<std::size_t, std::size_t>> sizes{{4, 3}};
-  if (comm.backend() != BackendKind::mpi) sizes.emplace_back(100'000, 90'000);
+  if (comm.backend() != BackendKind::mpi) {
+    sizes.emplace_back(100'000, 90'000);
+    // Mid-sized ones that ucx sends eagerly into a receive that takes a descriptor too: longer
+    // than the receive, then shorter.
+    sizes.emplace_back(12'000, 10'000);
+    sizes.emplace_back(10'000, 12'000);
+  }
   for (auto [sent, posted] : sizes) {
     if (comm.rank() == 0) {
       std::vector<std::int32_t> outgoing(sent, 7);

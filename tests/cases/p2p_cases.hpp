@@ -16,6 +16,10 @@ void check_same_tag_order(Communicator& comm);
 /// Large messages (on ucx they go by descriptor) one way, in bursts of one tag whose receives
 /// come late, and as a ping-pong, between ranks 0 and 1: each arrives whole and in order.
 void check_one_way_large_messages(Communicator& comm);
+/// Mid-sized messages (32-128 KiB; on ucx they go by descriptor where their sender has a large
+/// receive posted, eagerly otherwise) in ring exchanges, and one way between ranks 0 and 1 on one
+/// tag, sent one way then the other and received late: each lands whole, in the order sent.
+void check_mid_sized_messages(Communicator& comm);
 /// A rank blocked in the wait of a small collective still progresses a large receive it posted
 /// before: the sender waits for that receive to complete before it joins the collective, so
 /// both end only if every wait drives the backend's other operations (MPI's progress rule).

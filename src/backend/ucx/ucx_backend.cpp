@@ -21,7 +21,8 @@ std::uint64_t lane_bits(Lane lane) noexcept { return lane == Lane::user ? 0 : 1;
 SingleCopyTags UcxBackend::single_copy_tags(Lane lane, int sender, int receiver, int tag) const noexcept {
   return {.descriptor = UcxTag::make(context_, lane_bits(lane), sender, tag, UcxTag::kDescriptor),
           .acknowledgement = UcxTag::make(context_, lane_bits(lane), receiver, tag, UcxTag::kAcknowledgement),
-          .payload = UcxTag::make(context_, lane_bits(lane), sender, tag, UcxTag::kPayload)};
+          .payload = UcxTag::make(context_, lane_bits(lane), sender, tag, UcxTag::kPayload),
+          .descriptor_or_message = UcxTag::kMessageOrDescriptorMask};
 }
 
 UcxBackend::UcxBackend(std::shared_ptr<UcxPeers> peers, std::shared_ptr<UcxSegments> segments,
@@ -50,19 +51,28 @@ std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
-    // The descriptor and payload go to the peer as from this rank; the answer comes back from it.
-    return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
-                                  call_site(label, peer), tag);
+  if (data.bytes() >= peers_->single_copy_receive_bytes() && peers_->single_copy(root_peer)) {
+    if (announces(data.bytes())) {
+      // The descriptor and payload go to the peer as from this rank; the answer comes back from it.
+      return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
+                                    call_site(label, peer), tag);
+    }
   }
   // A small send UCX finishes inside the call costs no operation (nor its allocation).
   return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label, FinishedInside::null);
 }
 
+bool UcxBackend::announces(std::size_t bytes) const {
+  if (bytes >= peers_->single_copy_bytes()) return true;
+  // Below the threshold only an exchange's messages go by descriptor: a one-way message's sender
+  // would only wait for the answer, while UCX's eager copies run on both cores at once.
+  return bytes >= peers_->exchange_single_copy_bytes() && peers_->worker().large_receives_in_flight() > 0;
+}
+
 std::shared_ptr<WorkState> UcxBackend::irecv(BufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  if (data.bytes() >= peers_->single_copy_bytes() && peers_->single_copy(root_peer)) {
+  if (data.bytes() >= peers_->single_copy_receive_bytes() && peers_->single_copy(root_peer)) {
     return start_single_copy_receive(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, peer, rank_, tag),
                                      call_site(label, peer), tag);
   }

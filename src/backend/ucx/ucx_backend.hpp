@@ -37,9 +37,16 @@ struct UcxTag {
   /// The backend's own messages (split agreements), apart from both communicator lanes.
   static constexpr std::uint64_t kSetupLane = 2;
 
+  static constexpr int kKindShift = kContextBits + kLaneBits + kSourceBits + kTagBits;
+  /// A receive's mask that takes a message or a descriptor alike (kMessage and kDescriptor differ
+  /// in this bit alone): the sender of a mid-sized message chooses how it goes.
+  static constexpr ucp_tag_t kMessageOrDescriptorMask = ~(ucp_tag_t{kMessage ^ kDescriptor} << kKindShift);
+  /// The kind of a tag that matched.
+  static constexpr std::uint64_t kind_of(ucp_tag_t tag) noexcept { return tag >> kKindShift; }
+
   static constexpr ucp_tag_t make(std::uint32_t context, std::uint64_t lane, int source, int tag,
                                   std::uint64_t kind = kMessage) noexcept {
-    return (kind << (kContextBits + kLaneBits + kSourceBits + kTagBits)) |
+    return (kind << kKindShift) |
            (static_cast<ucp_tag_t>(context) << (kLaneBits + kSourceBits + kTagBits)) |
            (lane << (kSourceBits + kTagBits)) | (static_cast<ucp_tag_t>(source) << kTagBits) |
            static_cast<ucp_tag_t>(tag);
@@ -74,6 +81,10 @@ class UcxBackend final : public Backend {
                                  OperationLabel label) override;
 
  private:
+  /// Whether a send of `bytes` to a single-copy peer, at least single_copy_receive_bytes, goes
+  /// by descriptor: always from the single-copy threshold; from the exchange threshold, where this
+  /// process has a receive of that size or more posted beside it (ucx_single_copy.hpp).
+  [[nodiscard]] bool announces(std::size_t bytes) const;
   /// The tags of a single-copy message of `tag` on `lane` from rank `sender` to rank `receiver`.
   [[nodiscard]] SingleCopyTags single_copy_tags(Lane lane, int sender, int receiver, int tag) const noexcept;
   /// A tagged send or receive of `bytes` on `lane` (its bits in UcxTag); `finished_inside` as for

@@ -2,6 +2,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -54,8 +55,14 @@ class UcxPeers {
   [[nodiscard]] bool same_host(int root_rank) const noexcept {
     return same_host_[static_cast<std::size_t>(root_rank)] != 0;
   }
-  /// The smallest message that goes in one copy (the same on every rank).
+  /// The smallest message that always goes in one copy (the same on every rank).
   [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
+  /// The smallest message of an exchange that goes in one copy (the same on every rank):
+  /// receives from the smaller of the two sizes take a message by descriptor or eagerly.
+  [[nodiscard]] std::size_t exchange_single_copy_bytes() const noexcept { return single_copy_.exchange_threshold; }
+  [[nodiscard]] std::size_t single_copy_receive_bytes() const noexcept {
+    return std::min(single_copy_.threshold, single_copy_.exchange_threshold);
+  }
   /// Takes the one slot for an asked-for single-copy payload from `root_rank` (payloads of one
   /// tag must come in the order they were asked for, so at most one is awaited per peer); false
   /// if it is taken. release_payload gives it back once the payload is in or withdrawn.

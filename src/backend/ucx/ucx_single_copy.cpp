@@ -20,11 +20,26 @@ bool single_copy_allowed() {
   return !setting || setting->empty() || *setting != "0";
 }
 
-/// MESHCOMM_UCX_SINGLE_COPY_BYTES: a byte count, with K, M or G (powers of 1024) after it.
-std::size_t single_copy_threshold() {
-  const auto setting = environment_variable("MESHCOMM_UCX_SINGLE_COPY_BYTES");
-  if (!setting) return kSingleCopyBytes;
-  return parse_byte_count(*setting, "MESHCOMM_UCX_SINGLE_COPY_BYTES", {.backend = "ucx", .operation = "create"});
+/// `variable`: a byte count, with K, M or G (powers of 1024) after it; `otherwise` where unset.
+std::size_t threshold_from_environment(const char* variable, std::size_t otherwise) {
+  const auto setting = environment_variable(variable);
+  if (!setting) return otherwise;
+  return parse_byte_count(*setting, variable, {.backend = "ucx", .operation = "create"});
+}
+
+/// Throws unless every rank's `threshold` (set by `variable`) is this rank's.
+void require_equal_thresholds(const std::vector<SingleCopyIdentity>& identities, int self,
+                              std::uint64_t SingleCopyIdentity::*threshold, std::string_view variable) {
+  const auto mine = identities[static_cast<std::size_t>(self)].*threshold;
+  for (std::size_t rank = 0; rank < identities.size(); ++rank) {
+    if (identities[rank].*threshold != mine) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{} gives {} bytes on rank {} but {} on rank {}; every rank must send large messages "
+                              "the same way",
+                              variable, mine, self, identities[rank].*threshold, rank),
+                  {.backend = "ucx", .operation = "create", .rank = self, .peer = static_cast<int>(rank)});
+    }
+  }
 }
 
 }  // namespace
@@ -38,20 +53,17 @@ SingleCopyIdentity single_copy_identity() {
   // Yama's ptrace_scope 1 lets a process read only its descendants' memory unless they allow it.
   (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   return {.process = ProcessIdentity::of_this_process(), .user = static_cast<std::uint64_t>(getuid()),
-          .probe_address = reinterpret_cast<std::uint64_t>(&probe_word), .threshold = single_copy_threshold()};
+          .probe_address = reinterpret_cast<std::uint64_t>(&probe_word),
+          .threshold = threshold_from_environment("MESHCOMM_UCX_SINGLE_COPY_BYTES", kSingleCopyBytes),
+          .exchange_threshold =
+              threshold_from_environment("MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES", kExchangeSingleCopyBytes)};
 }
 
 SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities, int self) {
   const auto& mine = identities[static_cast<std::size_t>(self)];
-  for (std::size_t rank = 0; rank < identities.size(); ++rank) {
-    if (identities[rank].threshold != mine.threshold) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("MESHCOMM_UCX_SINGLE_COPY_BYTES gives {} bytes on rank {} but {} on rank {}; every "
-                              "rank must send large messages the same way",
-                              mine.threshold, self, identities[rank].threshold, rank),
-                  {.backend = "ucx", .operation = "create", .rank = self, .peer = static_cast<int>(rank)});
-    }
-  }
+  require_equal_thresholds(identities, self, &SingleCopyIdentity::threshold, "MESHCOMM_UCX_SINGLE_COPY_BYTES");
+  require_equal_thresholds(identities, self, &SingleCopyIdentity::exchange_threshold,
+                           "MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES");
   auto same_host = [&](const SingleCopyIdentity& other) { return same_host_and_user(other, mine); };
   char could_read_all = single_copy_allowed() ? 1 : 0;
   for (std::size_t rank = 0; could_read_all != 0 && rank < identities.size(); ++rank) {
@@ -62,7 +74,8 @@ SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCo
                      value == kProbeValue;
   }
   const auto flags = bootstrap.all_gather(std::as_bytes(std::span(&could_read_all, 1)));
-  SingleCopyPlan plan{.peers = std::vector<char>(identities.size(), 0), .threshold = mine.threshold};
+  SingleCopyPlan plan{.peers = std::vector<char>(identities.size(), 0), .threshold = mine.threshold,
+                      .exchange_threshold = mine.exchange_threshold};
   for (std::size_t rank = 0; rank < identities.size(); ++rank) {
     plan.peers[rank] = static_cast<int>(rank) != self && same_host(identities[rank]) && could_read_all != 0 &&
                        flags[rank] != std::byte{0};

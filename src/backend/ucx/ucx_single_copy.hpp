@@ -26,18 +26,31 @@ class UcxPeers;
 /// 1.06x (perftests/README.md).
 inline constexpr std::size_t kSingleCopyBytes = std::size_t{128} << 10;
 
+/// Messages of at least this many bytes go by descriptor where they leave while the sender
+/// receives a message of this size or more (an exchange, a ring step), unless
+/// MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES says otherwise; a one-way message below the threshold
+/// above goes eagerly. With both cores copying their own traffic, one copy each beats UCX's two
+/// from about 32 KiB: in four alternated launches of two-rank exchanges, eager ones took 0.68-0.84x
+/// the mpi backend's time at 16 KiB, 0.96-1.16x at 32 KiB and 1.28-1.40x at 64 KiB; by descriptor
+/// 1.03-1.29x, 0.98-1.16x and 0.91-1.11x (perftests/README.md). Receives from the smaller of the
+/// two sizes take a descriptor or the message itself, by one tag whose mask leaves out the bit
+/// that tells them apart, so the sender alone decides.
+inline constexpr std::size_t kExchangeSingleCopyBytes = std::size_t{32} << 10;
+
 /// What a rank tells the others so that they can read its memory.
 struct SingleCopyIdentity {
   ProcessIdentity process;
   std::uint64_t user = 0;           ///< uid: only the same user may read another's memory
   std::uint64_t probe_address = 0;  ///< a word the peers read once, to learn whether they may
   std::uint64_t threshold = 0;      ///< the smallest message it sends by descriptor
+  std::uint64_t exchange_threshold = 0;  ///< the smallest message of an exchange it sends so
 };
 
 /// How single-copy messages go among a communicator's ranks.
 struct SingleCopyPlan {
   std::vector<char> peers;  ///< per rank: whether messages with it go by descriptor
   std::size_t threshold = kSingleCopyBytes;
+  std::size_t exchange_threshold = kExchangeSingleCopyBytes;
 };
 
 /// Whether two ranks run on one host, in one pid namespace, as one user: each can map the
@@ -52,16 +65,19 @@ SingleCopyIdentity single_copy_identity();
 /// messages with it go by descriptor, and from which size. Collective: every rank reads each
 /// same-host peer's probe word, and a pair is enabled only where both ranks could read all
 /// theirs (so both sides decide alike). MESHCOMM_UCX_SINGLE_COPY=0 on a rank turns it off for
-/// its pairs; MESHCOMM_UCX_SINGLE_COPY_BYTES must be the same on every rank (else
-/// Error(invalid_argument) naming a rank that differs).
+/// its pairs; MESHCOMM_UCX_SINGLE_COPY_BYTES and MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES must be
+/// the same on every rank (else Error(invalid_argument) naming a rank that differs).
 SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCopyIdentity>& identities, int self);
 
 /// The UCX tags of one single-copy message: the descriptor (sender to receiver), the receiver's
-/// answer, and the payload where the receiver asks for it (ucx_single_copy_protocol.hpp).
+/// answer, and the payload where the receiver asks for it (ucx_single_copy_protocol.hpp). The
+/// receive of the descriptor takes, through `descriptor_or_message`, the message itself as well,
+/// where the sender sends it eagerly instead (kExchangeSingleCopyBytes).
 struct SingleCopyTags {
   std::uint64_t descriptor = 0;
   std::uint64_t acknowledgement = 0;
   std::uint64_t payload = 0;
+  std::uint64_t descriptor_or_message = ~std::uint64_t{0};  ///< the descriptor receive's mask
 };
 
 /// A send by descriptor to root rank `root_peer`: complete once the receiver read the buffer or,
@@ -71,9 +87,11 @@ std::shared_ptr<WorkState> start_single_copy_send(const std::shared_ptr<UcxPeers
                                                   int root_peer, const SingleCopyTags& tags, const CallSite& site,
                                                   int tag);
 
-/// A receive by descriptor from root rank `root_peer`: reads the sender's buffer while this
-/// process sends a large message of its own; a one-way message goes whichever way the process's
-/// OneWayTransferChoice takes. Then answers.
+/// A receive from root rank `root_peer` of a message that comes by descriptor or eagerly, as its
+/// sender chose. A descriptor's bytes are read from the sender's buffer while this process sends a
+/// large message of its own; a one-way message goes whichever way the process's
+/// OneWayTransferChoice takes. Then it answers. Receives of exchanges below the single-copy
+/// threshold time how their message came, for the process's ExchangeTransferChoice.
 std::shared_ptr<WorkState> start_single_copy_receive(const std::shared_ptr<UcxPeers>& peers,
                                                      const std::shared_ptr<FatalState>& fatal, BufferView data,
                                                      int root_peer, const SingleCopyTags& tags, const CallSite& site,

@@ -165,22 +165,29 @@ std::shared_ptr<WorkState> start_single_copy(const std::shared_ptr<UcxPeers>& pe
   return std::make_shared<SingleCopyWork<Core>>(std::move(core));
 }
 
+/// What a completed tagged receive took in.
+struct ReceivedMessage {
+  std::size_t length = 0;
+  ucp_tag_t tag = 0;  ///< the sender's, where the receive's mask left bits out
+};
+
 /// Posts a tagged receive of `bytes` into `buffer` whose completion calls `(core.*handler)(request,
-/// status, received length)` from UCX's progress; the core stays alive until then. Returns the
+/// status, what was received)` from UCX's progress; the core stays alive until then. Returns the
 /// request (freed by the handler), or the error UCX gave at once (no call follows).
-template <class Core, void (Core::*handler)(void*, ucs_status_t, std::size_t)>
+template <class Core, void (Core::*handler)(void*, ucs_status_t, const ReceivedMessage&)>
 ucs_status_ptr_t post_tag_receive(const std::shared_ptr<Core>& core, ucp_worker_h worker, void* buffer,
-                                  std::size_t bytes, ucp_tag_t tag) {
+                                  std::size_t bytes, ucp_tag_t tag, ucp_tag_t mask = ~ucp_tag_t{0}) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = [](void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
     auto* holder = static_cast<std::shared_ptr<Core>*>(user_data);
     auto kept = std::move(*holder);
     delete holder;
-    ((*kept).*handler)(request, status, info != nullptr ? info->length : 0);
+    ((*kept).*handler)(request, status,
+                       info != nullptr ? ReceivedMessage{info->length, info->sender_tag} : ReceivedMessage{});
   };
   param.user_data = new std::shared_ptr<Core>(core);
-  auto request = ucp_tag_recv_nbx(worker, buffer, bytes, tag, ~ucp_tag_t{0}, &param);
+  auto request = ucp_tag_recv_nbx(worker, buffer, bytes, tag, mask, &param);
   if (UCS_PTR_IS_ERR(request)) delete static_cast<std::shared_ptr<Core>*>(param.user_data);
   return request;
 }

@@ -1,7 +1,8 @@
 // The receiving side of single-copy messages (ucx_single_copy_protocol.hpp): it waits for the
 // descriptor, then reads the sender's buffer itself or asks for the payload, and answers. The read
 // and the answer wait, in the order the descriptors came, for the receive's own test or for any
-// wait of the process (answer_queue.hpp).
+// wait of the process (answer_queue.hpp). A mid-sized message may come eagerly instead of its
+// descriptor, into the same receive: then it is complete as it arrives.
 
 #include <fmt/format.h>
 
@@ -30,15 +31,22 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   ReceiveCore(std::shared_ptr<UcxPeers> peers, std::shared_ptr<FatalState> fatal, void* data, std::size_t bytes,
               int root_peer, const SingleCopyTags& tags, const CallSite& site, int tag)
       : SingleCopyCoreState(std::move(peers), std::move(fatal), bytes, root_peer, tags, site, tag), data_(data) {}
-  ~ReceiveCore() { release_payload_claim(); }
+  ~ReceiveCore() {
+    release_payload_claim();
+    stop_counting();
+  }
 
-  /// Posts the descriptor's receive; `self` is this core, kept alive until UCX's callback.
+  /// Posts the receive of the descriptor, or of the message itself, into the caller's buffer;
+  /// `self` is this core, kept alive until UCX's callback.
   void start(const std::shared_ptr<ReceiveCore>& self) {
     self_ = self;
-    sends_started_at_post_ = peers_->worker().large_sends_started();
+    auto& worker = peers_->worker();
+    worker.count_large_receive(+1);
+    counted_ = true;
+    sends_started_at_post_ = worker.large_sends_started();
     sends_to_sender_at_post_ = peers_->large_sends_to(root_peer_);
-    auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(self, peers_->worker().worker(), &descriptor_,
-                                                                          sizeof descriptor_, tags_.descriptor);
+    auto request = post_tag_receive<ReceiveCore, &ReceiveCore::announced>(
+        self, worker.worker(), data_, bytes_, tags_.descriptor, tags_.descriptor_or_message);
     std::lock_guard lock(mutex_);
     if (UCS_PTR_IS_ERR(request)) {
       fail(Error(ErrorCode::backend_failure,
@@ -106,7 +114,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
                  site_.context()));
       if (gone) fatal_->set(*failure_);
     } else {
-      finished_ = true;
+      finish();
       note_progress();  // a whole message moved on this thread, though not through UCX's progress
       if (one_way_) record(OneWayTransfer::read_in_one_copy);
     }
@@ -114,7 +122,8 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   }
 
  private:
-  void announced(void* request, ucs_status_t status, std::size_t length) {
+  /// The descriptor, or the message itself, is in the caller's buffer (or the receive failed).
+  void announced(void* request, ucs_status_t status, const ReceivedMessage& received) {
     std::lock_guard lock(mutex_);
     request_ = nullptr;
     ucp_request_free(request);
@@ -131,11 +140,24 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     const auto started_to_sender = peers_->large_sends_to(root_peer_) - sends_to_sender_at_post_;
     one_way_ = worker.large_sends_in_flight() == 0 && started == started_to_sender;
     if (finished_) return;  // withdrawn
+    if (status == UCS_ERR_MESSAGE_TRUNCATED) {
+      fail(message_too_large(site_, tag_, bytes_));
+      return;
+    }
     if (status != UCS_OK) {
       fail(receive_failed(status));
       return;
     }
-    if (length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
+    if (received.tag != tags_.descriptor) {  // the sender sent the bytes themselves
+      if (received.length != bytes_) {
+        fail(message_of_other_size(site_, tag_, received.length, bytes_));
+      } else {
+        finish();
+      }
+      return;
+    }
+    if (received.length == sizeof descriptor_) std::memcpy(&descriptor_, data_, sizeof descriptor_);
+    if (received.length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
       fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
       queue_answer({.outcome = SingleCopyAnswer::kSizeDiffers, .posted = bytes_}, false);
     } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
@@ -183,7 +205,8 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     return true;
   }
 
-  void payload_arrived(void* request, ucs_status_t status, std::size_t length) {
+  void payload_arrived(void* request, ucs_status_t status, const ReceivedMessage& received) {
+    const std::size_t length = received.length;
     std::lock_guard lock(mutex_);
     request_ = nullptr;
     ucp_request_free(request);
@@ -194,12 +217,12 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     } else if (length != bytes_) {
       fail(message_of_other_size(site_, tag_, length, bytes_));
     } else {
-      finished_ = true;
+      finish();
       record(OneWayTransfer::ask_for_payload);
     }
   }
 
-  /// Tells the process's choice how long this message took from its announcement.
+  /// Tells the process's one-way choice how long this message took from its announcement.
   void record(OneWayTransfer transfer) {
     peers_->worker().one_way_choice().record(bytes_, transfer, Clock::now() - announced_at_);
   }
@@ -214,7 +237,18 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
 
   void fail(Error error) {
     failure_ = std::move(error);
+    finish();
+  }
+
+  /// Marks the receive finished: it no longer counts as a receive in flight for the worker.
+  void finish() {
     finished_ = true;
+    stop_counting();
+  }
+
+  void stop_counting() {
+    if (counted_) peers_->worker().count_large_receive(-1);
+    counted_ = false;
   }
 
   /// Withdraws the receive if no descriptor came yet: true if it did so.
@@ -222,7 +256,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     std::lock_guard lock(mutex_);
     if (finished_ || !waiting_for_descriptor_) return false;
     withdraw();
-    finished_ = true;
+    finish();
     return true;
   }
 
@@ -241,6 +275,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   std::shared_ptr<std::atomic<bool>> answer_sent_ = std::make_shared<std::atomic<bool>>(true);
   SingleCopyDescriptor descriptor_;
   Clock::time_point announced_at_;
+  bool counted_ = false;  ///< counted in the worker's large receives in flight
   std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
   std::uint64_t sends_to_sender_at_post_ = 0;  ///< large_sends_to(root_peer_) then
   bool one_way_ = false;  ///< no large send of this process ran beside it (see announced())

@@ -103,7 +103,8 @@ class SendCore final : public SingleCopyCoreState {
   void drop() {}
 
  private:
-  void answered(void* request, ucs_status_t status, std::size_t length) {
+  void answered(void* request, ucs_status_t status, const ReceivedMessage& received) {
+    const std::size_t length = received.length;
     std::lock_guard lock(mutex_);
     request_ = nullptr;
     ucp_request_free(request);

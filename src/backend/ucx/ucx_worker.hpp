@@ -60,6 +60,14 @@ class UcxWorker {
     return large_sends_started_.load(std::memory_order_relaxed);
   }
 
+  /// Counts a receive that takes a message by descriptor or eagerly (ucx_single_copy.hpp) being
+  /// posted (+1) or done (-1). A mid-sized send that starts while any is posted belongs to an
+  /// exchange, and goes by descriptor.
+  void count_large_receive(int change) noexcept { large_receives_.fetch_add(change, std::memory_order_relaxed); }
+  [[nodiscard]] int large_receives_in_flight() const noexcept {
+    return large_receives_.load(std::memory_order_relaxed);
+  }
+
   /// How this process receives large one-way messages: measured per size class, shared by every
   /// communicator (MESHCOMM_UCX_ONE_WAY).
   [[nodiscard]] OneWayTransferChoice& one_way_choice() noexcept { return one_way_choice_; }
@@ -85,6 +93,7 @@ class UcxWorker {
   std::atomic<std::uint32_t> next_context_{0};
   std::atomic<int> large_sends_{0};
   std::atomic<std::uint64_t> large_sends_started_{0};
+  std::atomic<int> large_receives_{0};
   OneWayTransferChoice one_way_choice_{one_way_policy_from_environment()};
   AnswerQueue answers_;
   std::unique_ptr<ProgressHook> hook_;  ///< every wait in this process drives the worker too
