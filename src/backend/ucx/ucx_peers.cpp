@@ -54,7 +54,8 @@ UcxPeers::UcxPeers(std::shared_ptr<UcxWorker> worker, Bootstrap& bootstrap, std:
     if (same_host_.back() != 0) host_cores.push_back(all[rank].cores);
   }
   // UCX's shared-memory transports move a message only while both processes run.
-  if (ranks_outnumber_cores(host_cores)) yield_when_idle();
+  ranks_share_cores_ = ranks_outnumber_cores(host_cores);
+  if (ranks_share_cores_) yield_when_idle();
   // Collective too (probes, then one agreement), and before any endpoint exists to leak if it throws.
   single_copy_ = single_copy_plan(bootstrap, identities, bootstrap.rank());
   context = static_cast<std::uint32_t>(agreed);

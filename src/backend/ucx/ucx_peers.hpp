@@ -57,9 +57,13 @@ class UcxPeers {
   }
   /// The smallest message that always goes in one copy (the same on every rank).
   [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
-  /// The smallest message of an exchange that goes in one copy (the same on every rank):
-  /// receives from the smaller of the two sizes take a message by descriptor or eagerly.
-  [[nodiscard]] std::size_t exchange_single_copy_bytes() const noexcept { return single_copy_.exchange_threshold; }
+  /// The smallest message of an exchange that goes in one copy: the exchange threshold, or the
+  /// single-copy one where this host's ranks outnumber its cores (an exchange's read then waits
+  /// for the peer's process to run, where an eager send leaves without it). Receives from the
+  /// smaller of the two thresholds (the same on every rank) take a descriptor or the message.
+  [[nodiscard]] std::size_t exchange_single_copy_bytes() const noexcept {
+    return ranks_share_cores_ ? single_copy_.threshold : single_copy_.exchange_threshold;
+  }
   [[nodiscard]] std::size_t single_copy_receive_bytes() const noexcept {
     return std::min(single_copy_.threshold, single_copy_.exchange_threshold);
   }
@@ -94,6 +98,7 @@ class UcxPeers {
   std::unique_ptr<std::atomic<ucs_status_t>[]> failures_;
   SingleCopyPlan single_copy_;
   std::vector<char> same_host_;
+  bool ranks_share_cores_ = false;  ///< this host's ranks outnumber its cores (host_cores.hpp)
   std::vector<std::int64_t> pids_;
   std::vector<ProcessIdentity> processes_;
   std::unique_ptr<std::atomic<bool>[]> ended_;  ///< failed because its process was seen to end

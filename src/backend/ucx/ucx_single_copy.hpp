@@ -29,12 +29,14 @@ inline constexpr std::size_t kSingleCopyBytes = std::size_t{128} << 10;
 /// Messages of at least this many bytes go by descriptor where they leave while the sender
 /// receives a message of this size or more (an exchange, a ring step), unless
 /// MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES says otherwise; a one-way message below the threshold
-/// above goes eagerly. With both cores copying their own traffic, one copy each beats UCX's two
-/// from about 32 KiB: in four alternated launches of two-rank exchanges, eager ones took 0.68-0.84x
-/// the mpi backend's time at 16 KiB, 0.96-1.16x at 32 KiB and 1.28-1.40x at 64 KiB; by descriptor
-/// 1.03-1.29x, 0.98-1.16x and 0.91-1.11x (perftests/README.md). Receives from the smaller of the
-/// two sizes take a descriptor or the message itself, by one tag whose mask leaves out the bit
-/// that tells them apart, so the sender alone decides.
+/// above goes eagerly, and so does every message below it where the host's ranks outnumber its
+/// cores (UcxPeers::exchange_single_copy_bytes). With both cores copying their own traffic, one
+/// copy each beats UCX's two from about 32 KiB: in four alternated launches of two-rank
+/// exchanges, eager ones took 0.68-0.84x the mpi backend's time at 16 KiB, 0.96-1.16x at 32 KiB
+/// and 1.28-1.40x at 64 KiB; by descriptor 1.03-1.29x, 0.98-1.16x and 0.91-1.11x
+/// (perftests/README.md). Receives from the smaller of the two sizes take a descriptor or the
+/// message itself, by one tag whose mask leaves out the bit that tells them apart, so the sender
+/// alone decides.
 inline constexpr std::size_t kExchangeSingleCopyBytes = std::size_t{32} << 10;
 
 /// What a rank tells the others so that they can read its memory.
