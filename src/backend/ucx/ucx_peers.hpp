@@ -57,12 +57,14 @@ class UcxPeers {
   }
   /// The smallest message that always goes in one copy (the same on every rank).
   [[nodiscard]] std::size_t single_copy_bytes() const noexcept { return single_copy_.threshold; }
-  /// The smallest message of an exchange that goes in one copy: the exchange threshold, or the
-  /// single-copy one where this host's ranks outnumber its cores (an exchange's read then waits
-  /// for the peer's process to run, where an eager send leaves without it). Receives from the
-  /// smaller of the two thresholds (the same on every rank) take a descriptor or the message.
+  /// The smallest message of an exchange that goes in one copy: the exchange threshold, or,
+  /// unless the environment gave it, the single-copy one where this host's ranks outnumber its
+  /// cores (an exchange's read then waits for the peer's process to run, where an eager send
+  /// leaves without it). Receives from the smaller of the two thresholds (the same on every rank)
+  /// take a descriptor or the message, so each sender may decide alone.
   [[nodiscard]] std::size_t exchange_single_copy_bytes() const noexcept {
-    return ranks_share_cores_ ? single_copy_.threshold : single_copy_.exchange_threshold;
+    const bool eager = ranks_share_cores_ && !single_copy_.exchange_threshold_given;
+    return eager ? single_copy_.threshold : single_copy_.exchange_threshold;
   }
   [[nodiscard]] std::size_t single_copy_receive_bytes() const noexcept {
     return std::min(single_copy_.threshold, single_copy_.exchange_threshold);

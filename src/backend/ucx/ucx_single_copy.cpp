@@ -75,7 +75,9 @@ SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCo
   }
   const auto flags = bootstrap.all_gather(std::as_bytes(std::span(&could_read_all, 1)));
   SingleCopyPlan plan{.peers = std::vector<char>(identities.size(), 0), .threshold = mine.threshold,
-                      .exchange_threshold = mine.exchange_threshold};
+                      .exchange_threshold = mine.exchange_threshold,
+                      .exchange_threshold_given =
+                          environment_variable("MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES").has_value()};
   for (std::size_t rank = 0; rank < identities.size(); ++rank) {
     plan.peers[rank] = static_cast<int>(rank) != self && same_host(identities[rank]) && could_read_all != 0 &&
                        flags[rank] != std::byte{0};

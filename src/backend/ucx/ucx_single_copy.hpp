@@ -53,6 +53,9 @@ struct SingleCopyPlan {
   std::vector<char> peers;  ///< per rank: whether messages with it go by descriptor
   std::size_t threshold = kSingleCopyBytes;
   std::size_t exchange_threshold = kExchangeSingleCopyBytes;
+  /// MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES set on this rank: its exchanges announce from that
+  /// size even where the host's ranks outnumber its cores.
+  bool exchange_threshold_given = false;
 };
 
 /// Whether two ranks run on one host, in one pid namespace, as one user: each can map the
