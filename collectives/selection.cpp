@@ -31,7 +31,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   mpi_best at 64 KiB against 0.95 / 0.96x, 0.92 / 0.92x at 80 KiB against 0.95 / 0.93x, 0.87 /
   //   0.83x at 96 KiB against 0.96 / 0.95x and 0.81 / 0.79x at 112 KiB against 0.94 / 0.96x, and
   //   0.71-0.82x at 128 KiB against 0.90-0.99x in five launches; at 3 and 4 ranks eager stayed
-  //   1.4-2.6x there. All-to-allv's counts differ by rank, so `eager` takes every call
+  //   1.4-2.6x there. On ucx likewise, since its exchanges' messages from 32 KiB are read in one
+  //   copy too: on 2026-11-29 (six launches) eager ran 0.85-1.00 / 0.78-0.93x at 80 KiB against
+  //   0.87-0.93 / 0.82-0.93x, 0.67-0.83 / 0.59-0.78x at 112 KiB against 0.85-0.93 / 0.88-0.95x
+  //   and 0.67-0.88 / 0.59-0.78x at 128 KiB against 0.88-0.96 / 0.84-0.95x. All-to-allv's counts differ by rank, so `eager` takes every call
   //   and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
   //   (40 KiB of blocks at two ranks: collectives/eager/eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
@@ -152,6 +155,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_allv, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 80 * KiB, .max_bytes = 512 * KiB,
+       .max_ranks = 2, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 80 * KiB, .max_bytes = 512 * KiB,
        .max_ranks = 2, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},

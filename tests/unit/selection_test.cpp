@@ -225,21 +225,24 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
     EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, backend).value_or(""), "eager");
     EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_allv, backend).value_or(""), "eager");
   }
-  // The two-rank all-gather on mpi has a row before it (EagerAllGatherOfTwoRanksStopsAt80KiBOnMpi).
+  // The two-rank all-gather on both host backends has a row before it
+  // (EagerAllGatherOfTwoRanksStopsAt80KiB).
   EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::mpi));
-  EXPECT_EQ(table.unconditional_first(CollectiveKind::all_gather, BackendKind::ucx).value_or(""), "eager");
+  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::ucx));
 }
 
-TEST(SelectionTable, EagerAllGatherOfTwoRanksStopsAt80KiBOnMpi) {
+TEST(SelectionTable, EagerAllGatherOfTwoRanksStopsAt80KiB) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
     return preferred(table, CollectiveKind::all_gather, backend, bytes, ranks, true);
   };
-  EXPECT_EQ(at(BackendKind::mpi, 64 * KiB, 2), "eager");
-  EXPECT_EQ(at(BackendKind::mpi, 80 * KiB, 2), "recursive_doubling");
-  EXPECT_EQ(at(BackendKind::mpi, 128 * KiB, 2), "recursive_doubling");
-  EXPECT_EQ(at(BackendKind::mpi, 128 * KiB, 3), "eager");
-  EXPECT_EQ(at(BackendKind::ucx, 128 * KiB, 2), "eager");
+  for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(at(backend, 64 * KiB, 2), "eager");
+    EXPECT_EQ(at(backend, 80 * KiB, 2), "recursive_doubling");
+    EXPECT_EQ(at(backend, 128 * KiB, 2), "recursive_doubling");
+    EXPECT_EQ(at(backend, 128 * KiB, 3), "eager");
+  }
+  EXPECT_EQ(at(BackendKind::inproc, 128 * KiB, 2), "eager");
 }
 
 TEST(SelectionTable, ForcedNamesAndTheirErrors) {
