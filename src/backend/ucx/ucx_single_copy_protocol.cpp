@@ -75,9 +75,9 @@ int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::
   return 0;
 }
 
-std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,
+std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, bool look_at_process, int root_peer,
                                           const CallSite& site, bool send, std::size_t bytes, int tag) {
-  if (!fatal.is_set() && !peers.failed(root_peer) && !(liveness.due() && peers.look_at_process(root_peer))) {
+  if (!fatal.is_set() && !peers.failed(root_peer) && !(look_at_process && peers.look_at_process(root_peer))) {
     return std::nullopt;
   }
   if (!peers.failed(root_peer))

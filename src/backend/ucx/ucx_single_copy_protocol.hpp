@@ -65,8 +65,9 @@ int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::
 
 /// Why a single-copy transfer still waiting on `root_peer` can never finish: the peer failed
 /// (then the communicator is made fatal) or the communicator was aborted. Nothing otherwise.
-/// `liveness` paces the looks at a same-host peer's process.
-std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, LivenessSchedule& liveness, int root_peer,
+/// `look_at_process`: whether to look now whether a same-host peer's process has ended (a
+/// LivenessSchedule says when).
+std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, bool look_at_process, int root_peer,
                                           const CallSite& site, bool send, std::size_t bytes, int tag);
 
 /// What the cores of a single-copy send and receive share: the transfer's peer and identity (for
@@ -106,7 +107,7 @@ class SingleCopyCoreState {
   void* request_ = nullptr;
   bool finished_ = false;
   std::optional<Error> failure_;
-  LivenessSchedule liveness_;
+  LivenessSchedule liveness_;  ///< read only by the Work's tests
 };
 
 /// What became of a single-copy transfer that its Work stopped waiting for at a timeout.

@@ -63,10 +63,15 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   bool test() {
     peers_->worker().progress();
     if (queued_.load(std::memory_order_acquire)) peers_->worker().answers().deliver_through(this);
+    const bool look = liveness_.due();
+    // Most polls of a receive under way find nothing new: they take no lock.
+    if (!settled_.load(std::memory_order_acquire) && !look && !fatal_->is_set() && !peers_->failed(root_peer_)) {
+      return false;
+    }
     std::lock_guard lock(mutex_);
     const bool answered = answer_sent_->load(std::memory_order_acquire);
     if (!finished_ || (!answered && !failure_)) {
-      if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_, root_peer_, site_, false, bytes_, tag_)) {
+      if (auto error = single_copy_hopeless(*peers_, *fatal_, look, root_peer_, site_, false, bytes_, tag_)) {
         withdraw();
         fail(std::move(*error));
       }
@@ -243,6 +248,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   /// Marks the receive finished: it no longer counts as a receive in flight for the worker.
   void finish() {
     finished_ = true;
+    settled_.store(true, std::memory_order_release);
     stop_counting();
   }
 
@@ -276,6 +282,7 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   SingleCopyDescriptor descriptor_;
   Clock::time_point announced_at_;
   bool counted_ = false;  ///< counted in the worker's large receives in flight
+  std::atomic<bool> settled_{false};  ///< finished_, for the polls that take no lock
   std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
   std::uint64_t sends_to_sender_at_post_ = 0;  ///< large_sends_to(root_peer_) then
   bool one_way_ = false;  ///< no large send of this process ran beside it (see announced())

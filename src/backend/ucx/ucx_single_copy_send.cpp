@@ -65,7 +65,7 @@ class SendCore final : public SingleCopyCoreState {
     {
       std::lock_guard lock(mutex_);
       if (!answered_ && !finished_) {
-        if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_, root_peer_, site_, true, bytes_, tag_)) {
+        if (auto error = single_copy_hopeless(*peers_, *fatal_, liveness_.due(), root_peer_, site_, true, bytes_, tag_)) {
           withdraw();
           fail(std::move(*error));
         }
