@@ -51,12 +51,11 @@ std::shared_ptr<WorkState> UcxBackend::tag_receive(void* data, std::size_t bytes
 std::shared_ptr<WorkState> UcxBackend::isend(ConstBufferView data, int peer, int tag, Lane lane, OperationLabel label,
                                              StreamRef) {
   const int root_peer = root_ranks_[static_cast<std::size_t>(peer)];
-  if (data.bytes() >= peers_->single_copy_receive_bytes() && peers_->single_copy(root_peer)) {
-    if (announces(data.bytes())) {
-      // The descriptor and payload go to the peer as from this rank; the answer comes back from it.
-      return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
-                                    call_site(label, peer), tag);
-    }
+  if (data.bytes() >= peers_->single_copy_receive_bytes() && peers_->single_copy(root_peer) &&
+      announces(data.bytes())) {
+    // The descriptor and payload go to the peer as from this rank; the answer comes back from it.
+    return start_single_copy_send(peers_, fatal_state(), data, root_peer, single_copy_tags(lane, rank_, peer, tag),
+                                  call_site(label, peer), tag);
   }
   // A small send UCX finishes inside the call costs no operation (nor its allocation).
   return tag_send(data.data, data.bytes(), peer, tag, lane_bits(lane), label, FinishedInside::null);

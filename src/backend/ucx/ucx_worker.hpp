@@ -62,7 +62,7 @@ class UcxWorker {
 
   /// Counts a receive that takes a message by descriptor or eagerly (ucx_single_copy.hpp) being
   /// posted (+1) or done (-1). A mid-sized send that starts while any is posted belongs to an
-  /// exchange, and goes by descriptor.
+  /// exchange, and goes by descriptor (UcxPeers::exchange_single_copy_bytes).
   void count_large_receive(int change) noexcept { large_receives_.fetch_add(change, std::memory_order_relaxed); }
   [[nodiscard]] int large_receives_in_flight() const noexcept {
     return large_receives_.load(std::memory_order_relaxed);
