@@ -20,10 +20,11 @@ namespace meshcomm::detail {
 class UcxPeers;
 
 /// Messages of at least this many bytes between single-copy peers go by descriptor, unless
-/// MESHCOMM_UCX_SINGLE_COPY_BYTES says otherwise; below it, the extra acknowledgement costs more
-/// than the copy it saves (UCX sends them eager, start_tag_send): at 64 KiB a two-rank ping-pong
-/// took 0.58x the mpi backend's time eager against 0.95x by descriptor, an exchange 0.93x against
-/// 1.06x (perftests/README.md).
+/// MESHCOMM_UCX_SINGLE_COPY_BYTES says otherwise; below it a one-way message goes eagerly (UCX's
+/// copies, start_tag_send), whose sender need not wait for an answer: at 92-128 KiB a two-rank
+/// broadcast, the root sending call after call, took 0.52-0.67x the mpi backend's time eager
+/// against 0.55-1.02x by descriptor (perftests/README.md). Exchanges' messages go by descriptor
+/// from a smaller size (below).
 inline constexpr std::size_t kSingleCopyBytes = std::size_t{128} << 10;
 
 /// Messages of at least this many bytes go by descriptor where they leave while the sender
