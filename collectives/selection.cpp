@@ -51,7 +51,13 @@ SelectionTable SelectionTable::measured_defaults() {
   // - the ring reduce-scatter beats MPI_Reduce_scatter_block 2-6x at every size;
   // - all-reduce on user buffers against the faster of MPI_Allreduce and MPI_Iallreduce:
   //   recursive doubling up to 64 KiB, the ring from 128 KiB (recursive doubling there is
-  //   0.56-0.84x of it at -np 2, 0.41-0.62x at -np 3 and 4). At two ranks on mpi, from 4 KiB to
+  //   0.41-0.62x of it at -np 3 and 4). At two ranks on mpi and ucx, whose one exchange is a
+  //   single copy each way, recursive doubling up to 512 KiB: on 2026-11-29 (five launches of
+  //   `all_reduce_perf --backend mpi,ucx --algo ring,recursive_doubling`, mpi_best / time, out
+  //   / in place) 1.88-2.00 / 0.96-1.12x at 128 KiB against the ring's 1.18-1.37 / 0.83-1.09x,
+  //   1.71-2.27 / 0.94-1.04x at 256 KiB against 1.39-1.68 / 0.95-1.04x; at 512 KiB, where shm
+  //   takes shared buffers, 1.48-1.65 / 0.97-1.14x against 1.37-1.54 / 0.87-1.08x. Not on
+  //   inproc, where threads share one memory: there the ring took half its time. At two ranks on mpi, from 4 KiB to
   //   8 KiB the ring's halves stay under Open MPI's 4 KiB eager limit while recursive doubling's
   //   whole message does not: 2.2 against 3.6 us at 4 KiB;
   // - on ucx at 4 ranks, Rabenseifner's halving-doubling all-reduce (2 log2(P) rounds) beat the
@@ -184,6 +190,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
        .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 512 * KiB, .max_ranks = 2,
+       .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 512 * KiB, .max_ranks = 2,
+       .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},

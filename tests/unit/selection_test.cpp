@@ -107,7 +107,9 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles)
     return name ? std::string(*name) : std::string("(none)");
   };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 2), "ring");
+    // Two ranks exchange whole vectors up to 512 KiB: one single copy each way.
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 2), "recursive_doubling");
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 3), "ring");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB, 2), "shm");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 64 * MiB, 16), "shm");
     EXPECT_EQ(at(backend, 64 * KiB, 4), "recursive_doubling");
@@ -118,6 +120,7 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles)
     EXPECT_EQ(at(backend, 1 * MiB, 3), "ring");
     EXPECT_EQ(at(backend, 1 * MiB, 2), "ring");
   }
+  EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 256 * KiB, 2), "ring");
 }
 
 TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
