@@ -41,8 +41,6 @@ struct UcxTag {
   /// A receive's mask that takes a message or a descriptor alike (kMessage and kDescriptor differ
   /// in this bit alone): the sender of a mid-sized message chooses how it goes.
   static constexpr ucp_tag_t kMessageOrDescriptorMask = ~(ucp_tag_t{kMessage ^ kDescriptor} << kKindShift);
-  /// The kind of a tag that matched.
-  static constexpr std::uint64_t kind_of(ucp_tag_t tag) noexcept { return tag >> kKindShift; }
 
   static constexpr ucp_tag_t make(std::uint32_t context, std::uint64_t lane, int source, int tag,
                                   std::uint64_t kind = kMessage) noexcept {
