@@ -1,19 +1,16 @@
 #include "ucx_single_copy.hpp"
 
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "environment.hpp"
+#include "process_memory.hpp"
 #include "ucx_single_copy_protocol.hpp"
 
 namespace meshcomm::detail {
 
 namespace {
-
-constexpr std::uint64_t kProbeValue = 0x6d657368636f7079;  // "meshcopy"
-const volatile std::uint64_t probe_word = kProbeValue;
 
 bool single_copy_allowed() {
   const auto setting = environment_variable("MESHCOMM_UCX_SINGLE_COPY");
@@ -50,10 +47,9 @@ bool same_host_and_user(const SingleCopyIdentity& a, const SingleCopyIdentity& b
 }
 
 SingleCopyIdentity single_copy_identity() {
-  // Yama's ptrace_scope 1 lets a process read only its descendants' memory unless they allow it.
-  (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  allow_peers_to_read_this_process();
   return {.process = ProcessIdentity::of_this_process(), .user = static_cast<std::uint64_t>(getuid()),
-          .probe_address = reinterpret_cast<std::uint64_t>(&probe_word),
+          .probe_address = memory_probe_address(),
           .threshold = threshold_from_environment("MESHCOMM_UCX_SINGLE_COPY_BYTES", kSingleCopyBytes),
           .exchange_threshold =
               threshold_from_environment("MESHCOMM_UCX_EXCHANGE_SINGLE_COPY_BYTES", kExchangeSingleCopyBytes)};
@@ -69,9 +65,7 @@ SingleCopyPlan single_copy_plan(Bootstrap& bootstrap, const std::vector<SingleCo
   for (std::size_t rank = 0; could_read_all != 0 && rank < identities.size(); ++rank) {
     const auto& other = identities[rank];
     if (static_cast<int>(rank) == self || !same_host(other)) continue;
-    std::uint64_t value = 0;
-    could_read_all = read_from_process(other.process.pid, other.probe_address, &value, sizeof value) == 0 &&
-                     value == kProbeValue;
+    could_read_all = can_read_process(other.process.pid, other.probe_address) ? 1 : 0;
   }
   const auto flags = bootstrap.all_gather(std::as_bytes(std::span(&could_read_all, 1)));
   SingleCopyPlan plan{.peers = std::vector<char>(identities.size(), 0), .threshold = mine.threshold,

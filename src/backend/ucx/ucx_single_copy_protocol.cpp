@@ -1,9 +1,6 @@
 #include "ucx_single_copy_protocol.hpp"
 
 #include <fmt/format.h>
-#include <sys/uio.h>
-
-#include <cerrno>
 
 #include "ucx_peers.hpp"
 
@@ -61,18 +58,6 @@ ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_
   outgoing->sent->store(true, std::memory_order_release);
   delete outgoing;
   return UCS_PTR_STATUS(request);
-}
-
-int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) {
-  std::size_t done = 0;
-  while (done < bytes) {
-    iovec local{static_cast<std::byte*>(into) + done, bytes - done};
-    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
-    const auto moved = process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
-    if (moved <= 0) return moved == 0 ? EFAULT : errno;
-    done += static_cast<std::size_t>(moved);
-  }
-  return 0;
 }
 
 std::optional<Error> single_copy_hopeless(UcxPeers& peers, FatalState& fatal, bool look_at_process, int root_peer,

@@ -60,8 +60,6 @@ struct SingleCopyAnswer {
 ucs_status_t send_answer(ucp_ep_h endpoint, const SingleCopyAnswer& answer, ucp_tag_t tag,
                          std::shared_ptr<std::atomic<bool>> sent);
 
-/// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
-int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes);
 
 /// Why a single-copy transfer still waiting on `root_peer` can never finish: the peer failed
 /// (then the communicator is made fatal) or the communicator was aborted. Nothing otherwise.

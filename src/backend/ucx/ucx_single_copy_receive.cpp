@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "answer_queue.hpp"
+#include "process_memory.hpp"
 #include "ucx_peers.hpp"
 #include "ucx_single_copy.hpp"
 #include "ucx_single_copy_protocol.hpp"
