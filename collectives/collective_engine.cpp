@@ -7,6 +7,7 @@
 
 #include "call_fingerprint.hpp"
 #include "device/device_runtime.hpp"
+#include "eager/eager_store_choice.hpp"
 #include "environment.hpp"
 #include "hot_path.hpp"
 #include "recycled_allocation.hpp"
@@ -75,10 +76,12 @@ CollectiveEngine::CollectiveEngine(AlgorithmList algorithms, SelectionTable tabl
 }
 
 std::shared_ptr<const CollectiveEngine> CollectiveEngine::from_environment() {
-  // A malformed MESHCOMM_STREAMING_COPY_BYTES or MESHCOMM_STREAMING_STORES fails the
-  // communicator's creation, not a copy.
+  // A malformed MESHCOMM_STREAMING_COPY_BYTES, MESHCOMM_STREAMING_STORES or
+  // MESHCOMM_EAGER_PEER_READS fails the communicator's creation on every rank alike, before its
+  // eager slots are set up together, not a copy.
   (void)streaming_copy_threshold();
   (void)reduction_store_choice();
+  (void)peer_reads_from_environment();
   auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
   if (auto text = environment_variable("MESHCOMM_ALGO")) table.force_from_text(*text, "MESHCOMM_ALGO", algorithms);

@@ -46,6 +46,8 @@ class RankProcesses {
   [[nodiscard]] std::vector<int> ended_except(int self) const;
   /// "rank 3 (pid 1234 on this host)" for the error message of an ended rank.
   [[nodiscard]] std::string describe(int rank) const;
+  /// Rank `rank`'s process.
+  [[nodiscard]] const ProcessIdentity& operator[](int rank) const { return ranks_[static_cast<std::size_t>(rank)]; }
   /// Error(peer_failure) naming the ended `ranks` (the first becomes the context's peer) and
   /// `consequence`: "rank 1 (pid 1234 on this host) has ended, so <consequence>".
   [[nodiscard]] Error failure(std::span<const int> ranks, ErrorContext context, std::string_view consequence) const;

@@ -21,8 +21,10 @@ struct TableEntry {
   std::uint64_t expected = 0;
 };
 
-/// The flag before the table: 1 where the blocks follow it.
+/// The flag before the table: 0 where the blocks did not fit, 1 where they follow it, 2 where
+/// they stay in the writer's input.
 constexpr std::size_t kBlocksFollowFlagBytes = sizeof(std::uint64_t);
+constexpr std::uint64_t kBlocksInInput = 2;
 
 std::size_t all_to_allv_table_bytes(std::size_t ranks) noexcept {
   return kBlocksFollowFlagBytes + ranks * sizeof(TableEntry);
@@ -60,21 +62,23 @@ std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, st
 }
 
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
-                       bool stream) noexcept {
+                       PayloadWay way) noexcept {
   const auto& layout = args.layout;
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
-  const std::uint64_t blocks_follow = all_to_allv_fits(args, rank, capacity) ? 1 : 0;
+  const bool in_input = way == PayloadWay::read_from_writer;
+  const std::uint64_t blocks_follow = !all_to_allv_fits(args, rank, capacity) ? 0 : in_input ? kBlocksInInput : 1;
   std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);
   for (std::size_t peer = 0; peer < ranks; ++peer) {
-    const TableEntry written{.offset = at, .sent = layout.send_counts[peer] * element,
-                        .expected = layout.recv_counts[peer] * element};
+    const std::size_t in_input_at = layout.send_offsets[peer] * element;
+    const TableEntry written{.offset = in_input ? in_input_at : at, .sent = layout.send_counts[peer] * element,
+                             .expected = layout.recv_counts[peer] * element};
     std::memcpy(payload + kBlocksFollowFlagBytes + peer * sizeof(TableEntry), &written, sizeof written);
-    if (blocks_follow == 0 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
-    const std::byte* block = input + layout.send_offsets[peer] * element;
-    if (stream) {
+    if (blocks_follow != 1 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
+    const std::byte* block = input + in_input_at;
+    if (way == PayloadWay::streaming_stores) {
       streaming_copy(payload + at, block, written.sent);
     } else {
       std::memcpy(payload + at, block, written.sent);
@@ -113,30 +117,8 @@ bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads
   return true;
 }
 
-std::chrono::nanoseconds read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
-                                          int rank, int timed_writer) noexcept {
-  const auto& layout = args.layout;
-  const std::size_t element = size_of(args.input.type);
-  auto* output = static_cast<std::byte*>(args.output.data);
-  std::chrono::nanoseconds timed{0};
-  for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
-    const std::size_t bytes = layout.recv_counts[peer] * element;
-    if (bytes == 0) continue;
-    std::byte* to = output + layout.recv_offsets[peer] * element;
-    if (peer == static_cast<std::size_t>(rank)) {
-      std::memcpy(to, static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element, bytes);
-      continue;
-    }
-    const std::byte* from = payloads[peer] + table_entry(payloads[peer], static_cast<std::size_t>(rank)).offset;
-    if (static_cast<int>(peer) != timed_writer) {
-      std::memcpy(to, from, bytes);
-      continue;
-    }
-    const auto began = std::chrono::steady_clock::now();
-    std::memcpy(to, from, bytes);
-    timed = std::chrono::steady_clock::now() - began;
-  }
-  return timed;
+std::size_t all_to_allv_block_at(const std::byte* payload, int reader) noexcept {
+  return table_entry(payload, static_cast<std::size_t>(reader)).offset;
 }
 
 }  // namespace meshcomm::detail

@@ -3,18 +3,20 @@
 // An all_to_allv in the eager slots (eager_mailbox.hpp). Each rank's payload starts with a table,
 // one entry per rank: where the block it sends that rank lies in the payload, how many bytes it
 // sends and how many it expects back. The blocks follow, its own left out (it copies that one
-// from its input), where they all fit the slot; a flag before the table says whether they did.
+// from its input), where they all fit the slot; a flag before the table says whether they did, or
+// that they fit but stay in the rank's input, where its peers read them (PayloadWay), each
+// entry's place then being the block's in the input.
 // The counts differ by rank, so whether they fit is only known once every rank's table is read:
 // then every rank takes its blocks from the slots, or, where some rank's did not fit, every rank
 // alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
 // pair that disagree about a count fail, naming each other, before any block is read.
 
-#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <span>
 
 #include "collective_args.hpp"
+#include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
 
 namespace meshcomm::detail {
@@ -46,9 +48,10 @@ bool all_to_allv_fits(const CollectiveArgs& args, int rank, std::size_t capacity
 std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
 
 /// Writes rank `rank`'s table of `args` and, where they fit `capacity`, its blocks for the
-/// peers, into `payload`: with streaming stores where `stream` (eager_store_choice.hpp).
+/// peers, into `payload`, the way `way` says (eager_store_choice.hpp): read_from_writer writes
+/// the table alone, pointing into the input.
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
-                       bool stream) noexcept;
+                       PayloadWay way) noexcept;
 
 /// The size_mismatch of a pair this rank is in whose ranks disagree about a count (the peer's
 /// table against this rank's layout, both ways), naming both ranks and both counts; `payloads`
@@ -56,13 +59,11 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
 std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                           int rank, ErrorContext context);
 
-/// Whether every rank's blocks are in its slot.
+/// Whether every rank's blocks fit its slot (and are there, or in its input).
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept;
 
-/// Copies this rank's blocks from the peers' payloads (and its own from its input) into the
-/// output, where all_to_allv_published_everywhere(). Returns how long the copy of the block from
-/// `timed_writer` took (zero where that is -1 or sends this rank nothing), for the store choice.
-std::chrono::nanoseconds read_all_to_allv(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
-                                          int rank, int timed_writer) noexcept;
+/// Where the block for rank `reader` lies: in `payload`, or in its writer's input where the
+/// writer left its blocks there.
+std::size_t all_to_allv_block_at(const std::byte* payload, int reader) noexcept;
 
 }  // namespace meshcomm::detail

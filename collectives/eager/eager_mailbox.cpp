@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "eager_all_to_allv.hpp"
 #include "host_cores.hpp"
 #include "meshcomm/error.hpp"
+#include "process_memory.hpp"
 #include "reduction.hpp"
 #include "setup_exchange.hpp"
 #include "shared_memory/shared_segment.hpp"
@@ -33,7 +35,9 @@ static_assert(EagerStoreChoice::kTableBytes % kCacheLine == 0);
 // for a payload that fits, the payload itself, so that a reader of a small call moves one line;
 // the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
 // after the header. A larger payload leaves the inline bytes free: where its writing is timed
-// (EagerStoreChoice), they hold how long it took, in nanoseconds.
+// (EagerStoreChoice), they hold how long it took, in nanoseconds, and then where its readers
+// read it: 0 for the slot, else the address in the writer's process of the buffer they copy from
+// (PayloadWay::read_from_writer).
 constexpr std::size_t kRecordAt = 8;
 constexpr std::size_t kRecordCoreBytes = offsetof(CallRecord, site);
 constexpr std::size_t kInlineAt = kRecordAt + kRecordCoreBytes;
@@ -46,6 +50,8 @@ static_assert(std::has_unique_object_representations_v<CallRecord>, "records are
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
 constexpr std::size_t kSegmentBytes = kSlotsAt + EagerMailbox::kSlots * kSlotStride;
 constexpr std::size_t kWritingTookAt = kInlineAt;
+constexpr std::size_t kWriterBufferAt = kWritingTookAt + sizeof(std::uint64_t);
+static_assert(kWriterBufferAt + sizeof(std::uint64_t) <= kCacheLine);
 
 std::uint64_t load_acquire(const std::byte* word) noexcept {
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(word)))
@@ -57,13 +63,20 @@ void store_release(std::byte* word, std::uint64_t value) noexcept {
 }
 
 /// What a rank tells the others at set-up: its host, where its segment is (empty: none), its
-/// process, so that a wait can tell a rank that has ended from a slow one, and the cores it may
-/// run on.
+/// process, so that a wait can tell a rank that has ended from a slow one and a peer may read its
+/// memory (from its probe word on), and the cores it may run on.
 struct Descriptor {
   std::uint64_t host = 0;
   SegmentReference segment;
   ProcessIdentity process;
+  std::uint64_t probe_address = 0;
   CoreSet cores;
+};
+
+/// What a rank tells the others once it has tried their segments and processes.
+enum SetUpFlags : std::uint8_t {
+  kMappedEverySegment = 1,
+  kReadsEveryProcess = 2,  ///< it may read every peer's memory (PayloadWay::read_from_writer)
 };
 
 /// Where a slot's payload of `bytes` lies.
@@ -103,6 +116,9 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   mine.host = host_identity();
   mine.process = ProcessIdentity::of_this_process();
   mine.cores = CoreSet::of_this_process();
+  const PeerReads peer_reads = peer_reads_from_environment();
+  if (peer_reads != PeerReads::never) allow_peers_to_read_this_process();
+  mine.probe_address = memory_probe_address();
   try {
     own = segments->create(kSegmentBytes);
     // The counters and slot headers start at zero whatever memory a segment comes from (the
@@ -120,20 +136,27 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     if (descriptor.segment.empty() || descriptor.host != mine.host) return nullptr;
   }
   // Every rank has a segment on this host; each must also map all of them, and all must agree.
+  // Whether every rank may read every peer's memory is agreed alike.
   std::vector<std::byte*> bases(static_cast<std::size_t>(size), nullptr);
-  std::uint8_t mapped = 1;
+  std::uint8_t flags = kMappedEverySegment | (peer_reads != PeerReads::never ? kReadsEveryProcess : 0);
   for (int rank = 0; rank < size; ++rank) {
     try {
       bases[rank] = rank == comm.rank() ? own->base() : segments->map_peer(all[rank].segment.location().handle);
     } catch (const Error&) {
-      mapped = 0;
+      flags &= ~kMappedEverySegment;
+    }
+    const auto& process = all[rank].process;
+    if (process.pid != mine.process.pid && !can_read_process(process.pid, all[rank].probe_address)) {
+      flags &= ~kReadsEveryProcess;
     }
   }
-  const auto agreed = exchange_all_gather(comm, std::as_bytes(std::span(&mapped, 1)), label);
+  const auto agreed = exchange_all_gather(comm, std::as_bytes(std::span(&flags, 1)), label);
   // Every peer has tried to map it by now: a process that dies leaves no segment behind.
   if (own) own->unpublish();
+  bool every_rank_reads = true;
   for (auto each : agreed) {
-    if (each != std::byte{1}) return nullptr;
+    if ((static_cast<std::uint8_t>(each) & kMappedEverySegment) == 0) return nullptr;
+    every_rank_reads = every_rank_reads && (static_cast<std::uint8_t>(each) & kReadsEveryProcess) != 0;
   }
   std::vector<ProcessIdentity> processes;
   std::vector<CoreSet> cores;
@@ -143,12 +166,12 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   }
   return std::make_shared<EagerMailbox>(std::move(segments), std::move(own), std::move(bases),
                                         RankProcesses(std::move(processes)), comm.rank(), comm.context(label),
-                                        ranks_outnumber_cores(cores));
+                                        ranks_outnumber_cores(cores), every_rank_reads ? peer_reads : PeerReads::never);
 }
 
 EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
                            std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
-                           bool ranks_share_cores)
+                           bool ranks_share_cores, PeerReads peer_reads)
     : segments_(std::move(segments)),
       own_(std::move(own)),
       bases_(std::move(bases)),
@@ -156,9 +179,23 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       size_(static_cast<int>(bases_.size())),
       processes_(std::move(processes)),
       where_(std::move(where)),
-      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores),
+      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads),
       all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
-      peers_finished_(bases_.size(), 0) {}
+      peers_finished_(bases_.size(), 0) {
+  // A rank whose payload its peers read from its buffer finishes only once they have: they must
+  // read it even while blocked in another wait, as MPI's progress rule has it (progress_hooks.hpp).
+  if (peer_reads != PeerReads::never) {
+    progress_hook_ = std::make_unique<ProgressHook>([this] {
+      std::unique_lock hold(lock_, std::try_to_lock);
+      if (!hold.owns_lock() || pending_.empty()) return;
+      try {
+        progress();
+      } catch (...) {
+        // Only an allocation can fail here; the operation's own test meets the same state again.
+      }
+    });
+  }
+}
 
 EagerMailbox::~EagerMailbox() = default;
 
@@ -211,7 +248,7 @@ bool EagerMailbox::all_arrived(const Operation& operation) const noexcept {
   return true;
 }
 
-void EagerMailbox::publish(const Operation& operation) noexcept {
+bool EagerMailbox::publish(const Operation& operation) noexcept {
   std::byte* mine = slot(rank_, operation.op);
   const auto& args = operation.args;
   const auto& record = operation.record;
@@ -219,9 +256,12 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
   if (has_site(record)) std::memcpy(mine + kSiteAt, record.site.data(), sizeof record.site);
   const std::size_t bytes = published_bytes(args);
   std::byte* payload = payload_at(mine, bytes);
-  // A small call skips the store choice outright: a few calls' worth of nanoseconds in 100.
-  const bool measurable = bytes >= EagerStoreChoice::kMeasuredFrom;
-  const bool stream = measurable && stores_.streams(args, bytes, operation.op);
+  // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
+  // payload in the inline bytes keeps them, and so its slot.
+  const bool beyond_inline = bytes > kInlineBytes;
+  const PayloadWay way =
+      beyond_inline && stores_.chooses(bytes) ? stores_.way(args, bytes, operation.op) : PayloadWay::plain_stores;
+  const bool stream = way == PayloadWay::streaming_stores;
   auto store = [stream](std::byte* to, const void* from, std::size_t count) {
     if (stream) {
       streaming_copy(to, from, count);
@@ -229,10 +269,17 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
       std::memcpy(to, from, count);
     }
   };
-  const bool timed = measurable && stores_.times_writing(args, bytes);
+  const bool timed = bytes >= EagerStoreChoice::kMeasuredFrom && stores_.times_writing(args, bytes);
   const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const bool lent = way == PayloadWay::read_from_writer;
+  if (beyond_inline) {
+    const std::uint64_t writer_buffer = lent ? reinterpret_cast<std::uint64_t>(args.input.data) : 0;
+    std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
+  }
   if (args.kind == CollectiveKind::all_to_allv) {
-    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, stream);
+    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way);
+  } else if (lent) {
+    // The readers copy from args.input: nothing more to write.
   } else if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
     // (a copy of 1/size of the input less), and finish() takes it from the input.
@@ -251,6 +298,7 @@ void EagerMailbox::publish(const Operation& operation) noexcept {
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);
   }
   store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
+  return lent;
 }
 
 std::optional<Error> EagerMailbox::disagreement(const Operation& operation) const {
@@ -299,21 +347,35 @@ void EagerMailbox::finish(const Operation& operation) {
     mark_read(operation.op);
     return;
   }
+  // Where `writer` left its payload in its buffer, the buffer's address; else 0 (only payloads
+  // beyond the inline bytes may be left there).
+  auto writer_buffer = [&](int writer) {
+    std::uint64_t address = 0;
+    if (published > kInlineBytes) std::memcpy(&address, slot(writer, operation.op) + kWriterBufferAt, sizeof address);
+    return address;
+  };
   // Where this rank decides how a peer stores its payloads, it times its copy of that payload (an
-  // all_to_allv's decider may read a large block from its writer while it publishes little).
+  // all_to_allv's decider may read a large block from its writer while it publishes little),
+  // unless the payload was not stored: left in the writer's buffer.
   const bool measurable =
       published >= EagerStoreChoice::kMeasuredFrom || args.kind == CollectiveKind::all_to_allv;
   bool decides = measurable && stores_.decides(args, published);
   const int timed_writer = decides ? stores_.timed_writer(args) : -1;
+  decides = decides && writer_buffer(timed_writer) == 0;
   std::uint64_t reading_took = 0;
-  auto copy_from = [&](int writer, std::byte* to, const std::byte* from, std::size_t bytes) {
-    if (writer != timed_writer) {
-      std::memcpy(to, from, bytes);
-      return;
+  int unread_writer = -1;  // a writer whose buffer could not be read, and why
+  int unread_errno = 0;
+  // Copies `bytes` from `at` in `writer`'s payload, in its slot or in its buffer.
+  auto copy_from = [&](int writer, std::byte* to, std::size_t at, std::size_t bytes) {
+    const bool timed = decides && writer == timed_writer;
+    const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    if (const std::uint64_t buffer = writer_buffer(writer); buffer == 0) {
+      std::memcpy(to, payload(writer) + at, bytes);
+    } else if (const int error = read_writer_buffer(writer, buffer + at, to, bytes); error != 0) {
+      unread_writer = writer;
+      unread_errno = error;
     }
-    const auto began = std::chrono::steady_clock::now();
-    std::memcpy(to, from, bytes);
-    reading_took = elapsed_nanoseconds(began);
+    if (timed) reading_took = elapsed_nanoseconds(began);
   };
   auto* output = static_cast<std::byte*>(args.output.data);
   const std::size_t element = size_of(args.output.type);
@@ -321,7 +383,7 @@ void EagerMailbox::finish(const Operation& operation) {
     case CollectiveKind::all_gather: {
       const std::size_t block = args.input.bytes();
       for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_) copy_from(rank, output + rank * block, payload(rank), block);
+        if (rank != rank_) copy_from(rank, output + rank * block, 0, block);
       }
       if (!args.in_place) std::memcpy(output + rank_ * block, args.input.data, block);
       break;
@@ -329,7 +391,7 @@ void EagerMailbox::finish(const Operation& operation) {
     case CollectiveKind::all_to_all: {
       const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
       for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_) copy_from(rank, output + rank * block, payload(rank) + rank_ * block, block);
+        if (rank != rank_) copy_from(rank, output + rank * block, rank_ * block, block);
       }
       if (!args.in_place) {
         std::memcpy(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block);
@@ -354,7 +416,7 @@ void EagerMailbox::finish(const Operation& operation) {
       break;
     }
     case CollectiveKind::broadcast:
-      if (args.root != rank_) copy_from(args.root, output, payload(args.root), args.output.bytes());
+      if (args.root != rank_) copy_from(args.root, output, 0, args.output.bytes());
       break;
     case CollectiveKind::all_to_allv: {
       // Every rank's payload starts past the slot header: the table alone is larger than the
@@ -368,13 +430,27 @@ void EagerMailbox::finish(const Operation& operation) {
       if (auto mismatch = all_to_allv_mismatch(payloads, args, rank_, std::move(context))) {
         failures_.emplace(operation.op, std::move(*mismatch));
       } else if (all_to_allv_published_everywhere(payloads)) {
-        reading_took = static_cast<std::uint64_t>(read_all_to_allv(payloads, args, rank_, timed_writer).count());
+        for (int rank = 0; rank < size_; ++rank) {
+          const std::size_t bytes = args.layout.recv_counts[static_cast<std::size_t>(rank)] * element;
+          if (bytes == 0) continue;
+          std::byte* to = output + args.layout.recv_offsets[static_cast<std::size_t>(rank)] * element;
+          if (rank == rank_) {
+            const auto* input = static_cast<const std::byte*>(args.input.data);
+            std::memcpy(to, input + args.layout.send_offsets[static_cast<std::size_t>(rank)] * element, bytes);
+          } else {
+            copy_from(rank, to, all_to_allv_block_at(payloads[static_cast<std::size_t>(rank)], rank_), bytes);
+          }
+        }
       } else {
         handed_over_.push_back(operation.op);
       }
       decides = decides && finished_cleanly(operation.op);  // a call handed over read no block
       break;
     }
+  }
+  if (unread_writer >= 0) {
+    failures_.emplace(operation.op, unread_buffer_error(args, unread_writer, unread_errno));
+    decides = false;
   }
   if (decides) {
     std::uint64_t writing_took = 0;
@@ -385,6 +461,29 @@ void EagerMailbox::finish(const Operation& operation) {
   mark_read(operation.op);
 }
 
+int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, void* to, std::size_t bytes) const noexcept {
+  const std::int64_t pid = processes_[writer].pid;
+  if (pid != processes_[rank_].pid) return read_from_process(pid, address, to, bytes);
+  std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
+  return 0;
+}
+
+Error EagerMailbox::unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const {
+  ErrorContext context = where_;
+  context.operation = args.label.name;
+  context.sequence = args.label.sequence;
+  context.peer = writer;
+  if (failure == ESRCH) {
+    return processes_.failure(std::array{writer}, std::move(context),
+                              "its eager payload cannot be read; the communicator cannot be used again");
+  }
+  return Error(ErrorCode::backend_failure,
+               fmt::format("could not read rank {}'s eager payload from its buffer (process_vm_readv: {}); "
+                           "MESHCOMM_EAGER_PEER_READS=never passes every payload through the shared slots",
+                           writer, std::strerror(failure)),
+               std::move(context));
+}
+
 void EagerMailbox::Pending::keep_layout() { args.layout = copy_layout(args.layout, layout); }
 
 void EagerMailbox::mark_read(std::int64_t op) noexcept {
@@ -392,11 +491,29 @@ void EagerMailbox::mark_read(std::int64_t op) noexcept {
   store_release(bases_[rank_], static_cast<std::uint64_t>(finished_));
 }
 
+bool EagerMailbox::read_everywhere(std::int64_t op) noexcept {
+  for (int rank = 0; rank < size_; ++rank) {
+    if (rank == rank_ || peers_finished_[rank] > op) continue;
+    peers_finished_[rank] = static_cast<std::int64_t>(load_acquire(bases_[rank]));
+    if (peers_finished_[rank] <= op) return false;
+  }
+  return true;
+}
+
+bool EagerMailbox::done(std::int64_t op) noexcept {
+  if (finished_ <= op) return false;
+  while (!lent_.empty() && lent_.front().op <= op) {
+    if (!read_everywhere(lent_.front().op)) return false;
+    lent_.pop_front();
+  }
+  return true;
+}
+
 void EagerMailbox::progress() {
   for (auto& pending : pending_) {
     if (pending.published) continue;
     if (!slot_free(pending.op)) break;
-    publish(pending.operation());
+    if (publish(pending.operation())) lent_.push_back({pending.op, pending.buffers});
     pending.published = true;
   }
   while (!pending_.empty() && pending_.front().published && all_arrived(pending_.front().operation())) {
@@ -414,10 +531,10 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
     // queueing or copying the call (the common case of a small call).
     const Operation now{op, args, record};
-    publish(now);
+    if (publish(now)) lent_.push_back({op, buffers});
     if (all_arrived(now)) {
       finish(now);
-      return finished_cleanly(op) ? -1 : op;
+      return finished_cleanly(op) && done(op) ? -1 : op;
     }
     published = true;
   }
@@ -426,7 +543,7 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
                                     .published = published});
   if (args.kind == CollectiveKind::all_to_allv) pending.keep_layout();
   progress();
-  return finished_ > op && finished_cleanly(op) ? -1 : op;
+  return finished_cleanly(op) && done(op) ? -1 : op;
 }
 
 bool EagerMailbox::finished_cleanly(std::int64_t op) const noexcept {
@@ -449,12 +566,21 @@ bool EagerMailbox::finished(std::int64_t op) {
     failures_.erase(failure);
     throw error;
   }
-  return finished_ > op;
+  return done(op);
 }
 
 std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
   std::lock_guard hold(lock_);
   std::vector<int> ranks;
+  // Operations this rank has finished but whose payloads its peers still read from its buffer
+  // come before those it has not finished.
+  for (const auto& lent : lent_) {
+    if (lent.op > op) break;
+    for (int rank = 0; rank < size_; ++rank) {
+      if (rank != rank_ && static_cast<std::int64_t>(load_acquire(bases_[rank])) <= lent.op) ranks.push_back(rank);
+    }
+    if (!ranks.empty()) return ranks;
+  }
   for (const auto& pending : pending_) {
     if (pending.op > op) break;
     for (int rank = 0; rank < size_; ++rank) {

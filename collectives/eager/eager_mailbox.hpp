@@ -18,6 +18,11 @@
 // usually reads no line a peer has just written but the slot it needs. Operations publish and
 // finish in call order; any test or wait on one drives the older ones first, so no rank waits on
 // a peer that waits on it.
+//
+// A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
+// the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its
+// writer's operation then ends only once every peer has finished it, that is, read the buffer;
+// the peers read it from any wait of theirs (a progress hook), as MPI's progress rule asks.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +41,7 @@
 #include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
 #include "process_liveness.hpp"
+#include "progress_hooks.hpp"
 #include "spin_lock.hpp"
 
 namespace meshcomm::detail {
@@ -61,10 +67,11 @@ class EagerMailbox {
 
   /// `segments` made `own` and mapped the peers' `bases`; `processes` are the ranks' processes;
   /// `where` names the backend and rank in errors, each of which names its operation and peer
-  /// itself; `ranks_share_cores`: the ranks outnumber the cores they may run on.
+  /// itself; `ranks_share_cores`: the ranks outnumber the cores they may run on; `peer_reads`:
+  /// never unless every rank may read every peer's memory.
   EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
                std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
-               bool ranks_share_cores);
+               bool ranks_share_cores, PeerReads peer_reads = PeerReads::never);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
@@ -89,11 +96,14 @@ class EagerMailbox {
   /// some rank's blocks did not fit its slot (alike on every rank: eager_all_to_allv.hpp); asks
   /// once.
   bool take_handed_over(std::int64_t op);
-  /// Drives the operations not yet finished, oldest first; true once operation `op` has finished.
-  /// Throws the Error of an operation whose ranks disagree about the call.
+  /// Drives the operations not yet finished, oldest first; true once operation `op` has finished
+  /// and every peer has read what it left in this rank's buffer. Throws the Error of an operation
+  /// whose ranks disagree about the call or whose payload could not be read.
   bool finished(std::int64_t op);
-  /// The ranks that operation `op` still waits for: the peers that have not published it, or (if
-  /// this rank has not published it yet) those that have not read an older operation in its slot.
+  /// The ranks that operation `op` still waits for: those that have not yet read what this rank
+  /// left in its buffer for it or an older operation, the peers that have not published it, or
+  /// (if this rank has not published it yet) those that have not read an older operation in its
+  /// slot.
   [[nodiscard]] std::vector<int> waiting_for(std::int64_t op);
   /// The peer_failure of operation `op` where a rank it waits for has ended (its process is
   /// gone, so it never arrives), naming that rank and `operation` ("all_gather", "barrier");
@@ -122,6 +132,12 @@ class EagerMailbox {
     /// not outlive the call.
     void keep_layout();
   };
+  /// An operation finished here whose payload this rank left in its buffer, until every peer has
+  /// finished it too; `buffers` as Pending's.
+  struct Lent {
+    std::int64_t op;
+    std::shared_ptr<const void> buffers;
+  };
   /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
   /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
   [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
@@ -129,7 +145,8 @@ class EagerMailbox {
   [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
   [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool all_arrived(const Operation& operation) const noexcept;
-  void publish(const Operation& operation) noexcept;
+  /// Publishes `operation`; true where it left the payload in this rank's buffer (Lent).
+  bool publish(const Operation& operation) noexcept;
   /// Computes this rank's output, or the disagreement's error; marks the operation read.
   void finish(const Operation& operation);
   /// Empty if every rank whose slot `operation` reads made the same call; else the error.
@@ -138,6 +155,16 @@ class EagerMailbox {
   [[nodiscard]] bool finished_cleanly(std::int64_t op) const noexcept;
   /// Marks operation `op` read here, in the shared counter too.
   void mark_read(std::int64_t op) noexcept;
+  /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno.
+  int read_writer_buffer(int writer, std::uint64_t address, void* to, std::size_t bytes) const noexcept;
+  /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
+  /// the errno): peer_failure where its process has ended.
+  [[nodiscard]] Error unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const;
+  /// Whether every peer has finished operation `op`; loads the counters that do not yet say so.
+  bool read_everywhere(std::int64_t op) noexcept;
+  /// Whether operation `op` has finished here and every operation up to it that this rank lent
+  /// has been read by every peer; forgets the lent operations that have been. Under `lock_`.
+  bool done(std::int64_t op) noexcept;
   /// Publishes and finishes what it can, in order; under `lock_`.
   void progress();
 
@@ -158,8 +185,12 @@ class EagerMailbox {
   /// Each peer's `finished` counter as last loaded here (counters only grow).
   mutable std::vector<std::int64_t> peers_finished_;
   std::deque<Pending> pending_;
+  std::deque<Lent> lent_;
   std::map<std::int64_t, Error> failures_;  ///< finished operations whose ranks disagreed, until asked
   std::vector<std::int64_t> handed_over_;   ///< finished all_to_allv operations handed over, until asked
+  /// Finishes the peers' operations from any wait of this process where payloads may be read
+  /// from their writers' buffers; last, so that it goes first.
+  std::unique_ptr<ProgressHook> progress_hook_;
 };
 
 }  // namespace meshcomm::detail

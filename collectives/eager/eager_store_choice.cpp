@@ -3,6 +3,11 @@
 #include <atomic>
 #include <bit>
 
+#include <fmt/format.h>
+
+#include "environment.hpp"
+#include "meshcomm/error.hpp"
+
 namespace meshcomm::detail {
 
 namespace {
@@ -14,7 +19,7 @@ constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeas
 constexpr int kEntries = kMeasuredKinds * kPlacements * kClasses;
 static_assert(kEntries * sizeof(std::uint64_t) <= EagerStoreChoice::kTableBytes);
 
-/// A table entry: the way before operation `from`, and from it on.
+/// A table entry: the stores before operation `from`, and from it on (1: streaming).
 struct Entry {
   int before = 0;
   int after = 0;
@@ -53,13 +58,29 @@ std::atomic_ref<std::uint64_t> entry_word(std::byte* table, int index) noexcept 
 
 }  // namespace
 
+PeerReads peer_reads_from_environment() {
+  const auto setting = environment_variable("MESHCOMM_EAGER_PEER_READS");
+  if (!setting || setting->empty() || *setting == "auto") return PeerReads::automatic;
+  if (*setting == "never") return PeerReads::never;
+  if (*setting == "always") return PeerReads::always;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("MESHCOMM_EAGER_PEER_READS = '{}' is not a choice; valid: auto (the default: the eager "
+                          "all-gathers, all-to-alls and all-to-allvs out of place in which each reader copies 32 KiB "
+                          "or more of a payload read it from the writer's buffer, where the ranks have cores of "
+                          "their own), never or always (at every size beyond a slot's inline bytes, wherever the "
+                          "ranks run)",
+                          *setting),
+              {.operation = "create"});
+}
+
 EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured,
-                                   bool ranks_share_cores)
+                                   bool ranks_share_cores, PeerReads peer_reads)
     : tables_(std::move(tables)),
       rank_(rank),
       lag_(lag),
       measured_(measured),
       ranks_share_cores_(ranks_share_cores),
+      peer_reads_(peer_reads),
       choices_(kEntries) {}
 
 EagerStoreChoice::~EagerStoreChoice() = default;
@@ -73,6 +94,31 @@ std::size_t EagerStoreChoice::classed_bytes(const CollectiveArgs& args, std::siz
   if (side == Side::decider) return layout.recv_counts[static_cast<std::size_t>(timed_writer(args))] * element;
   const std::size_t block = layout.send_counts[static_cast<std::size_t>(decider_of(rank_))] * element;
   return block <= bytes ? block : 0;  // where the blocks did not fit the slot, only the table is there
+}
+
+bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept {
+  if (peer_reads_ == PeerReads::never || tables_.size() < 2) return false;
+  const std::size_t readers = tables_.size() - 1;
+  std::size_t each_reader_copies = 0;
+  switch (args.kind) {
+    case CollectiveKind::all_gather: each_reader_copies = bytes; break;
+    case CollectiveKind::all_to_all:
+      if (args.in_place) return false;
+      each_reader_copies = bytes / tables_.size();
+      break;
+    case CollectiveKind::all_to_allv: {
+      if (args.in_place) return false;
+      std::size_t sent = 0;
+      for (std::size_t peer = 0; peer < args.layout.send_counts.size(); ++peer) {
+        if (peer != static_cast<std::size_t>(rank_)) sent += args.layout.send_counts[peer];
+      }
+      each_reader_copies = sent * size_of(args.input.type) / readers;
+      break;
+    }
+    default: return false;
+  }
+  if (peer_reads_ == PeerReads::always) return true;
+  return !ranks_share_cores_ && each_reader_copies >= kReadFromWriterFrom;
 }
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
@@ -111,16 +157,18 @@ int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept {
   return (rank_ + size - 1) % size;
 }
 
-bool EagerStoreChoice::streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept {
-  if (!measured(args, bytes, Side::writer)) return false;
+PayloadWay EagerStoreChoice::way(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept {
+  if (reads_from_writer(args, bytes)) return PayloadWay::read_from_writer;
+  if (!measured(args, bytes, Side::writer)) return PayloadWay::plain_stores;
   const int writer = args.kind == CollectiveKind::broadcast ? args.root : rank_;
   const int index = entry_index(args, classed_bytes(args, bytes, Side::writer));
   const auto word = entry_word(tables_[decider_of(writer)], index).load(std::memory_order_acquire);
-  return Entry::of(word).way_at(op) == 1;
+  return static_cast<PayloadWay>(Entry::of(word).way_at(op));
 }
 
 bool EagerStoreChoice::times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept {
-  return measured(args, bytes, Side::writer) && (args.kind != CollectiveKind::broadcast || args.root == rank_);
+  return measured(args, bytes, Side::writer) && (args.kind != CollectiveKind::broadcast || args.root == rank_) &&
+         !reads_from_writer(args, bytes);
 }
 
 bool EagerStoreChoice::decides(const CollectiveArgs& args, std::size_t bytes) const noexcept {

@@ -1,16 +1,27 @@
 #pragma once
 
-// How the eager slots' payloads are stored: with plain stores, or with streaming ones that send
-// the lines to memory instead of leaving them modified in the writer's cache. A peer reads a
-// payload straight after it is written, so the faster stores are the ones whose lines the peer's
-// core fetches faster; that depends on the machine and on its state, not on the size alone. On
-// the 2-core VM of perftests/README.md a 64 KiB broadcast through the slots took 8-11 us with
-// plain stores and 5-7 with streaming ones, and 30-42 us against 7-8 in the VM's slow periods,
-// in which lines passed between the two cores move several times slower (timed step by step in
-// an all-to-allv: the writer's plain stores into slot lines its peer had read took 3-6x as long,
-// the reader's copy out far less); at 4-8 KiB plain stores were level or faster. So where a reader copies kMeasuredFrom or more out of a payload the
-// choice is measured: in the broadcast, the all-gather, the all-to-all and the all-to-allv
+// How the eager slots' payloads reach their readers: copied into the slot with plain stores, or
+// with streaming ones that send the lines to memory instead of leaving them modified in the
+// writer's cache, or not copied at all: the readers read them straight out of the writer's own
+// buffer (a kernel copy from another process, process_vm_readv, as Open MPI's single copy does),
+// one copy where the slots take two. A peer reads a payload straight after it is written, so the
+// faster stores are the ones whose lines the peer's core fetches faster; that depends on the
+// machine and on its state, not on the size alone. On the 2-core VM of perftests/README.md a
+// 64 KiB broadcast through the slots took 8-11 us with plain stores and 5-7 with streaming ones,
+// and 30-42 us against 7-8 in the VM's slow periods, in which lines passed between the two cores
+// move several times slower (timed step by step in an all-to-allv: the writer's plain stores into
+// slot lines its peer had read took 3-6x as long, the reader's copy out far less); at 4-8 KiB
+// plain stores were level or faster. So where a reader copies kMeasuredFrom or more out of a
+// payload the stores are measured: in the broadcast, the all-gather, the all-to-all and the all-to-allv
 // (eager_store_choice.cpp says why the reductions are left out).
+//
+// The writer's buffer is read where each reader copies kReadFromWriterFrom or more of the
+// payload, and only in the exchanges: the all-gather, and the all-to-all and the all-to-allv out
+// of place, where every rank both writes and reads. A writer whose peers read its buffer cannot
+// finish before they have (EagerMailbox): that would cost a broadcast's root its early return,
+// and ranks that share cores each other's turns, but costs an exchange of ranks on cores of their
+// own nothing. In place, an all-to-all's rank overwrites the blocks its peers read. Such payloads
+// are neither stored nor timed.
 //
 // The rank after a payload's writer decides how the writer stores it, per kind, placement and
 // size class, since a payload's stores show in its readers' time, not its writer's: it times its
@@ -21,7 +32,7 @@
 // number, the way from it on, and that number. A decision made as the decider finishes operation
 // n takes effect from n + lag, where lag is the number of slots: the writer cannot publish that
 // operation before it has seen the decider finish n, so it stores each payload the way the
-// decider times it under.
+// decider times it under. Each reader learns from the writer's slot whether the payload is there.
 
 #include <chrono>
 #include <cstddef>
@@ -34,8 +45,26 @@
 
 namespace meshcomm::detail {
 
-/// One communicator's choice of stores for its eager payloads. Not thread-safe: the mailbox
-/// calls it under its lock.
+/// How a writer passes an eager payload on.
+enum class PayloadWay : int {
+  plain_stores = 0,      ///< copied into its slot with plain stores
+  streaming_stores = 1,  ///< copied into its slot with streaming stores
+  read_from_writer = 2,  ///< left in the writer's buffer, which each reader copies from
+};
+
+/// Whether readers copy payloads from their writers' buffers (MESHCOMM_EAGER_PEER_READS).
+enum class PeerReads {
+  never,      ///< every payload goes through the slots
+  automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own (the default)
+  always,     ///< every exchange's payload, at every size and wherever the ranks run
+};
+
+/// MESHCOMM_EAGER_PEER_READS: `auto` (the default), `never` or `always`; throws
+/// invalid_argument naming the text otherwise.
+PeerReads peer_reads_from_environment();
+
+/// One communicator's choice of ways for its eager payloads. Not thread-safe: the mailbox calls
+/// it under its lock.
 class EagerStoreChoice {
  public:
   /// Payloads from which each reader copies this much or more are measured; others take plain
@@ -43,21 +72,37 @@ class EagerStoreChoice {
   static constexpr std::size_t kMeasuredFrom = 16 * 1024;
   /// The largest payload measured (the eager slots' payload).
   static constexpr std::size_t kMeasuredUpTo = 64 * 1024;
+  /// The bytes each reader copies of a payload from which it reads the writer's buffer: at two
+  /// ranks on 2026-11-29 (`all_gather_perf --algo eager`, four alternated launches with
+  /// MESHCOMM_EAGER_PEER_READS=never and always, mpi_best / time, out / in place) 24 KiB a rank
+  /// ran level (1.16-1.23 / 1.12-1.21x read against 1.05-1.26 / 1.05-1.31x through the slots),
+  /// 32 KiB 1.12-1.17 / 1.17-1.22x against 0.99-1.09 / 0.75-1.08x, and 40 KiB 1.11-1.21 /
+  /// 1.02-1.16x against 0.83-1.10 / 0.86-1.05x; 16 KiB 1.08-1.21x against 1.32-1.63x.
+  static constexpr std::size_t kReadFromWriterFrom = 32 * 1024;
   /// Bytes of the decision table each rank's segment holds, a whole number of cache lines; the
   /// table must start zeroed (plain stores everywhere).
   static constexpr std::size_t kTableBytes = 192;
 
   /// `tables`: every rank's decision table, mapped here; `rank`: this rank; `lag`: operations
   /// between a decision and its effect (the mailbox's slots). `measured` false: plain stores for
-  /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed. `ranks_share_cores`: the
-  /// ranks outnumber the cores they may run on, and only broadcasts are measured.
-  EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured, bool ranks_share_cores = false);
+  /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed, and payloads read from their
+  /// writers' buffers only where `peer_reads` is always. `ranks_share_cores`: the ranks outnumber
+  /// the cores they may run on, and only broadcasts are measured. `peer_reads`: never unless every
+  /// rank may read every peer's memory.
+  EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured, bool ranks_share_cores = false,
+                   PeerReads peer_reads = PeerReads::never);
   EagerStoreChoice(const EagerStoreChoice&) = delete;
   EagerStoreChoice& operator=(const EagerStoreChoice&) = delete;
   ~EagerStoreChoice();
 
-  /// Whether operation `op` (`args`, publishing `bytes`) stores its payload with streaming stores.
-  [[nodiscard]] bool streams(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
+  /// Whether a payload of `bytes` may take any way but plain stores; way() is plain otherwise.
+  [[nodiscard]] bool chooses(std::size_t bytes) const noexcept {
+    return bytes >= kMeasuredFrom || peer_reads_ == PeerReads::always;
+  }
+  /// The way operation `op` (`args`, publishing `bytes`) passes its payload on. Read from the
+  /// writer only where its caller keeps the slot's inline bytes free for the buffer's address,
+  /// and for an all_to_allv only where its blocks fit the slot.
+  [[nodiscard]] PayloadWay way(const CollectiveArgs& args, std::size_t bytes, std::int64_t op) const noexcept;
   /// Whether this rank times the writing of `args`' payload (and states it in its slot): the
   /// root of a measured broadcast, every rank of a measured all-gather, all-to-all or
   /// all-to-allv. `bytes`: what this rank publishes.
@@ -70,7 +115,7 @@ class EagerStoreChoice {
   /// writing `decides()` counts took: the root of a broadcast, the rank before this one otherwise.
   [[nodiscard]] int timed_writer(const CollectiveArgs& args) const noexcept;
   /// On the decider: records that operation `op` took `took` (the timed writer's writing and this
-  /// rank's reading of that payload), and decides the timed writer's stores of its kind, placement
+  /// rank's reading of that payload), and decides the timed writer's way for its kind, placement
   /// and size class from op + lag on.
   void record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op, std::chrono::nanoseconds took);
 
@@ -85,12 +130,15 @@ class EagerStoreChoice {
   /// but for an all_to_allv the block its timed writer sends its decider (0 where not written).
   [[nodiscard]] std::size_t classed_bytes(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
   [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
+  /// Whether this rank's payload of `bytes` of `args` is read from its buffer (PayloadWay).
+  [[nodiscard]] bool reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept;
 
   std::vector<std::byte*> tables_;
   int rank_;
   int lag_;
   bool measured_;
   bool ranks_share_cores_;
+  PeerReads peer_reads_;
   /// This rank's choices as a decider, per table entry; made when first needed.
   std::vector<std::unique_ptr<MeasuredChoice>> choices_;
 };

@@ -1,8 +1,9 @@
 // A peer that vanishes: rank 1 exits right after the communicator is created, without MPI_Finalize.
 // Rank 0's operation on it (argv[1]: "receive", "ring" for a ring all-gather, "native" for Open
 // MPI's own of a shape not yet agreed, "native_agreed" for one whose shape both ranks called
-// before rank 1 left, "eager" for a small all-gather through the shared slots, "barrier") must
-// end in peer_failure naming rank 1, well before the timeout, since rank 1's
+// before rank 1 left, "eager" for a small all-gather through the shared slots, "eager_read" for
+// a large one whose payloads stay in the ranks' buffers, rank 1's published before it left,
+// "barrier") must end in peer_failure naming rank 1, well before the timeout, since rank 1's
 // process is seen to have ended; and rank 0 must then leave too: its MpiSession's MPI_Finalize
 // would wait for rank 1 forever, so it ends the process after the timeout, saying why. Run under
 // `mpirun --mca orte_abort_on_non_zero_status 0 -np 2`; ctest checks what rank 0 printed (a hang
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "meshcomm/communicator.hpp"
@@ -33,14 +35,27 @@ int main(int argc, char** argv) {
   // Every rank has finished connecting before rank 1 leaves (a peer lost while connecting is a
   // creation error, not what this probe looks at).
   comm.barrier();
-  if (comm.rank() == 1) _exit(3);
+  // "eager_read": rank 1 publishes a large all-gather's payload, left in its buffer for rank 0 to
+  // read, and leaves before rank 0 arrives to read it.
+  const bool eager_read = mode == "eager_read";
+  std::vector<float> large(16384, 1.0F), large_gathered(large.size() * static_cast<std::size_t>(comm.size()));
+  auto gather_large = [&] {
+    return comm.all_gather(std::span<const float>(large), std::span(large_gathered), {.algorithm = "eager"});
+  };
+  if (comm.rank() == 1) {
+    if (eager_read) auto unfinished = gather_large();
+    _exit(3);
+  }
   if (comm.rank() != 0) return 0;
+  if (eager_read) std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto started = std::chrono::steady_clock::now();
   try {
     if (mode == "receive") {
       comm.irecv(incoming, 1, 5).wait();
     } else if (mode == "barrier") {
       comm.barrier();
+    } else if (eager_read) {
+      gather_large().wait();
     } else {
       const std::string_view algorithm = agreed ? "native" : mode;
       comm.all_gather(std::span<const float>(shard), std::span(gathered), {.algorithm = algorithm}).wait();

@@ -23,14 +23,19 @@ struct Tables {
   std::array<std::array<std::uint64_t, EagerStoreChoice::kTableBytes / sizeof(std::uint64_t)>, kRanks> words{};
   std::vector<std::unique_ptr<EagerStoreChoice>> ranks;
 
-  explicit Tables(bool measured = true, bool ranks_share_cores = false) {
+  explicit Tables(bool measured = true, bool ranks_share_cores = false, PeerReads peer_reads = PeerReads::never) {
     std::vector<std::byte*> tables;
     for (auto& table : words) tables.push_back(reinterpret_cast<std::byte*>(table.data()));
     for (int rank = 0; rank < kRanks; ++rank) {
-      ranks.push_back(std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured, ranks_share_cores));
+      ranks.push_back(
+          std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured, ranks_share_cores, peer_reads));
     }
   }
 };
+
+bool streams(const EagerStoreChoice& choice, const CollectiveArgs& args, std::size_t bytes, std::int64_t op) {
+  return choice.way(args, bytes, op) == PayloadWay::streaming_stores;
+}
 
 CollectiveArgs broadcast_of(std::size_t bytes, int root) {
   CollectiveArgs args;
@@ -79,10 +84,10 @@ std::vector<bool> run(Tables& tables, const CollectiveArgs& args, int operations
   std::vector<bool> streamed;
   for (int op = 0; op < operations + kLag; ++op) {
     // The decider has finished op - lag: the writer may publish op now.
-    if (op < operations) streamed.push_back(tables.ranks[writer]->streams(args, bytes, op));
+    if (op < operations) streamed.push_back(streams(*tables.ranks[writer], args, bytes, op));
     const int finishing = op - kLag + 1;  // the decider finishes this one before the writer publishes op + 1
     if (finishing < 0 || finishing >= operations) continue;
-    EXPECT_EQ(tables.ranks[writer]->streams(args, bytes, finishing), streamed[finishing])
+    EXPECT_EQ(streams(*tables.ranks[writer], args, bytes, finishing), streamed[finishing])
         << "operation " << finishing << " is timed under another way than it was stored";
     EXPECT_EQ(tables.ranks[decider]->timed_writer(args), writer);
     EXPECT_TRUE(tables.ranks[decider]->decides(args, bytes));
@@ -125,11 +130,11 @@ TEST(EagerStoreChoice, OnlyMeasuredKindsAndSizesStream) {
   Tables tables;
   run(tables, 100, 32 * 1024, 1, 8000, 2000);  // settles on streaming for this class and root
   auto args = broadcast_of(32 * 1024, 1);
-  EXPECT_TRUE(tables.ranks[1]->streams(args, 32 * 1024, 200));
-  EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(32 * 1024, 0), 32 * 1024, 200)) << "another root decides apart";
-  EXPECT_FALSE(tables.ranks[1]->streams(broadcast_of(8 * 1024, 1), 8 * 1024, 200)) << "below kMeasuredFrom";
+  EXPECT_TRUE(streams(*tables.ranks[1], args, 32 * 1024, 200));
+  EXPECT_FALSE(streams(*tables.ranks[1], broadcast_of(32 * 1024, 0), 32 * 1024, 200)) << "another root decides apart";
+  EXPECT_FALSE(streams(*tables.ranks[1], broadcast_of(8 * 1024, 1), 8 * 1024, 200)) << "below kMeasuredFrom";
   args.kind = CollectiveKind::all_gather;
-  EXPECT_FALSE(tables.ranks[1]->streams(args, 32 * 1024, 200)) << "each kind is decided apart";
+  EXPECT_FALSE(streams(*tables.ranks[1], args, 32 * 1024, 200)) << "each kind is decided apart";
   args.kind = CollectiveKind::reduce_scatter;
   EXPECT_FALSE(tables.ranks[0]->decides(args, 32 * 1024)) << "reductions are not measured";
   EXPECT_FALSE(tables.ranks[0]->times_writing(args, 32 * 1024));
@@ -145,7 +150,7 @@ TEST(EagerStoreChoice, OnlyMeasuredKindsAndSizesStream) {
   const auto broadcast = broadcast_of(64 * 1024, 0);
   EXPECT_FALSE(unmeasured.ranks[1]->decides(broadcast, 64 * 1024));
   EXPECT_FALSE(unmeasured.ranks[0]->times_writing(broadcast, 64 * 1024));
-  EXPECT_FALSE(unmeasured.ranks[0]->streams(broadcast, 64 * 1024, 100));
+  EXPECT_FALSE(streams(*unmeasured.ranks[0], broadcast, 64 * 1024, 100));
   EXPECT_FALSE(unmeasured.ranks[0]->decides(all_gather_of(64 * 1024), 64 * 1024));
 
   Tables sharing_cores(true, true);
@@ -176,7 +181,7 @@ TEST(EagerStoreChoice, EachRankOfAnAllGatherStoresAsTheRankAfterItDecides) {
   EXPECT_EQ(streamed_among(first, 0, 128), 0) << "plain stores first";
   EXPECT_GE(streamed_among(first, 500, 1000), 450);
   EXPECT_LE(streamed_among(second, 500, 1000), 50);
-  EXPECT_FALSE(tables.ranks[0]->streams(args, bytes, 1000)) << "rank 0's decider has timed nothing";
+  EXPECT_FALSE(streams(*tables.ranks[0], args, bytes, 1000)) << "rank 0's decider has timed nothing";
 }
 
 TEST(EagerStoreChoice, AnAllToAllvIsClassedByTheBlockItsWriterSendsItsDecider) {
@@ -194,13 +199,13 @@ TEST(EagerStoreChoice, AnAllToAllvIsClassedByTheBlockItsWriterSendsItsDecider) {
   const AllToAllvOf writer(0, 40000, 100);
   const AllToAllvOf decider(1, 40000, 100);
   for (int op = 0; op < 400; ++op) {
-    tables.ranks[1]->record(decider.args, 600, op, std::chrono::nanoseconds(tables.ranks[0]->streams(
+    tables.ranks[1]->record(decider.args, 600, op, std::chrono::nanoseconds(streams(*tables.ranks[0], 
                                                          writer.args, published, op) ? 3000 : 9000));
   }
-  EXPECT_TRUE(tables.ranks[0]->streams(writer.args, published, 400 + kLag));
-  EXPECT_FALSE(tables.ranks[0]->streams(AllToAllvOf(0, 20000, 100).args, 20100 + 512, 400 + kLag))
+  EXPECT_TRUE(streams(*tables.ranks[0], writer.args, published, 400 + kLag));
+  EXPECT_FALSE(streams(*tables.ranks[0], AllToAllvOf(0, 20000, 100).args, 20100 + 512, 400 + kLag))
       << "another class is decided apart";
-  EXPECT_FALSE(tables.ranks[0]->streams(AllToAllvOf(0, 100, 40000).args, published, 400 + kLag))
+  EXPECT_FALSE(streams(*tables.ranks[0], AllToAllvOf(0, 100, 40000).args, published, 400 + kLag))
       << "where the decider is sent little, nothing is measured";
   EXPECT_FALSE(tables.ranks[1]->decides(AllToAllvOf(1, 100, 40000).args, published));
 
@@ -217,6 +222,42 @@ TEST(EagerStoreChoice, TheRootTimesItsWritingAndTheNextRankDecides) {
   EXPECT_TRUE(tables.ranks[0]->decides(args, 64 * 1024));
   EXPECT_FALSE(tables.ranks[2]->decides(args, 64 * 1024));
   EXPECT_FALSE(tables.ranks[1]->decides(args, 64 * 1024));
+}
+
+TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
+  constexpr auto kFrom = EagerStoreChoice::kReadFromWriterFrom;
+  Tables tables(true, false, PeerReads::automatic);
+  auto& rank0 = *tables.ranks[0];
+  EXPECT_EQ(rank0.way(all_gather_of(kFrom), kFrom, 0), PayloadWay::read_from_writer);
+  EXPECT_FALSE(rank0.times_writing(all_gather_of(kFrom), kFrom)) << "a payload left in the buffer is not timed";
+  EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores);
+  EXPECT_TRUE(rank0.times_writing(all_gather_of(kFrom - 64), kFrom - 64)) << "its stores are measured";
+  // An all-to-all's reader copies a size-th of the payload.
+  auto all_to_all = all_gather_of(kRanks * kFrom);
+  all_to_all.kind = CollectiveKind::all_to_all;
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer);
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom - kRanks, 0), PayloadWay::plain_stores);
+  all_to_all.in_place = true;
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::plain_stores)
+      << "in place a rank overwrites the blocks its peers read";
+  // An all_to_allv's readers copy what the writer sends them, on average.
+  EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 64).args, 2 * kFrom + 512, 0), PayloadWay::read_from_writer);
+  EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 128).args, 2 * kFrom + 512, 0), PayloadWay::plain_stores);
+  EXPECT_EQ(rank0.way(broadcast_of(64 * 1024, 0), 64 * 1024, 0), PayloadWay::plain_stores)
+      << "a broadcast's root would have to wait for its readers";
+  EXPECT_FALSE(rank0.chooses(8));
+
+  Tables sharing_cores(true, true, PeerReads::automatic);
+  EXPECT_EQ(sharing_cores.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores)
+      << "a rank that shares its core would wait for its readers' turns";
+
+  Tables always(false, true, PeerReads::always);
+  EXPECT_EQ(always.ranks[0]->way(all_gather_of(100), 100, 0), PayloadWay::read_from_writer) << "at any size";
+  EXPECT_TRUE(always.ranks[0]->chooses(8));
+  EXPECT_EQ(always.ranks[0]->way(broadcast_of(64 * 1024, 0), 64 * 1024, 0), PayloadWay::plain_stores);
+
+  Tables never(true, false, PeerReads::never);
+  EXPECT_EQ(never.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores);
 }
 
 }  // namespace
