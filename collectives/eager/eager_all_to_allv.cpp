@@ -67,7 +67,7 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
   const bool in_input = way == PayloadWay::read_from_writer;
-  const std::uint64_t blocks_follow = !all_to_allv_fits(args, rank, capacity) ? 0 : in_input ? kBlocksInInput : 1;
+  const std::uint64_t blocks_follow = in_input ? kBlocksInInput : all_to_allv_fits(args, rank, capacity) ? 1 : 0;
   std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);

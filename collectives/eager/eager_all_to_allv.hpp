@@ -4,8 +4,8 @@
 // one entry per rank: where the block it sends that rank lies in the payload, how many bytes it
 // sends and how many it expects back. The blocks follow, its own left out (it copies that one
 // from its input), where they all fit the slot; a flag before the table says whether they did, or
-// that they fit but stay in the rank's input, where its peers read them (PayloadWay), each
-// entry's place then being the block's in the input.
+// that they stay in the rank's input, whatever their size, where its peers read them
+// (PayloadWay), each entry's place then being the block's in the input.
 // The counts differ by rank, so whether they fit is only known once every rank's table is read:
 // then every rank takes its blocks from the slots, or, where some rank's did not fit, every rank
 // alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
@@ -49,7 +49,7 @@ std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, st
 
 /// Writes rank `rank`'s table of `args` and, where they fit `capacity`, its blocks for the
 /// peers, into `payload`, the way `way` says (eager_store_choice.hpp): read_from_writer writes
-/// the table alone, pointing into the input.
+/// the table alone, pointing into the input, at any size.
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
                        PayloadWay way) noexcept;
 

@@ -258,9 +258,12 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   std::byte* payload = payload_at(mine, bytes);
   // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
   // payload in the inline bytes keeps them, and so its slot.
+  // An all_to_allv's table is always beyond them, and its blocks may stay in its input even where
+  // it publishes the table alone (all_to_allv_fits()).
   const bool beyond_inline = bytes > kInlineBytes;
+  const bool chooses = stores_.chooses(bytes) || args.kind == CollectiveKind::all_to_allv;
   const PayloadWay way =
-      beyond_inline && stores_.chooses(bytes) ? stores_.way(args, bytes, operation.op) : PayloadWay::plain_stores;
+      beyond_inline && chooses ? stores_.way(args, bytes, operation.op) : PayloadWay::plain_stores;
   const bool stream = way == PayloadWay::streaming_stores;
   auto store = [stream](std::byte* to, const void* from, std::size_t count) {
     if (stream) {

@@ -79,10 +79,10 @@ class EagerMailbox {
   /// How many bytes this rank's `args` publishes; the path takes a call only when this is at most
   /// kPayloadBytes.
   [[nodiscard]] std::size_t published_bytes(const CollectiveArgs& args) const noexcept;
-  /// Whether this rank's table and blocks of all_to_allv `args` fit its slot (else the call is
-  /// handed over: eager_all_to_allv.hpp).
+  /// Whether this rank's blocks of all_to_allv `args` stay in its input or fit its slot with its
+  /// table (else the call is handed over: eager_all_to_allv.hpp).
   [[nodiscard]] bool all_to_allv_fits(const CollectiveArgs& args) const noexcept {
-    return detail::all_to_allv_fits(args, rank_, all_to_allv_capacity_);
+    return stores_.reads_from_writer(args, 0) || detail::all_to_allv_fits(args, rank_, all_to_allv_capacity_);
   }
 
   /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the

@@ -95,6 +95,9 @@ class EagerStoreChoice {
   EagerStoreChoice& operator=(const EagerStoreChoice&) = delete;
   ~EagerStoreChoice();
 
+  /// Whether this rank's payload of `bytes` of `args` is read from its buffer (PayloadWay). An
+  /// all_to_allv's depends on its layout alone.
+  [[nodiscard]] bool reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept;
   /// Whether a payload of `bytes` may take any way but plain stores; way() is plain otherwise.
   [[nodiscard]] bool chooses(std::size_t bytes) const noexcept {
     return bytes >= kMeasuredFrom || peer_reads_ == PeerReads::always;
@@ -130,8 +133,6 @@ class EagerStoreChoice {
   /// but for an all_to_allv the block its timed writer sends its decider (0 where not written).
   [[nodiscard]] std::size_t classed_bytes(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
   [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
-  /// Whether this rank's payload of `bytes` of `args` is read from its buffer (PayloadWay).
-  [[nodiscard]] bool reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept;
 
   std::vector<std::byte*> tables_;
   int rank_;
