@@ -24,18 +24,15 @@ SelectionTable SelectionTable::measured_defaults() {
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
   //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B:
   //   1.09x in a fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every
-  //   other path was 0.4-1.2x. Except the all-gather of two ranks on mpi from 80 KiB (40 KiB per
-  //   rank): there recursive doubling's one exchange moves each block by Open MPI's single kernel
-  //   copy, where the slots take two; on 2026-11-28 (`all_gather_perf --algo
-  //   eager,recursive_doubling`, one launch per size, out / in place) eager ran 1.03 / 1.04x
-  //   mpi_best at 64 KiB against 0.95 / 0.96x, 0.92 / 0.92x at 80 KiB against 0.95 / 0.93x, 0.87 /
-  //   0.83x at 96 KiB against 0.96 / 0.95x and 0.81 / 0.79x at 112 KiB against 0.94 / 0.96x, and
-  //   0.71-0.82x at 128 KiB against 0.90-0.99x in five launches; at 3 and 4 ranks eager stayed
-  //   1.4-2.6x there. On ucx likewise, since its exchanges' messages from 32 KiB are read in one
-  //   copy too: on 2026-11-29 (six launches) eager ran 0.85-1.00 / 0.78-0.93x at 80 KiB against
-  //   0.87-0.93 / 0.82-0.93x, 0.67-0.83 / 0.59-0.78x at 112 KiB against 0.85-0.93 / 0.88-0.95x
-  //   and 0.67-0.88 / 0.59-0.78x at 128 KiB against 0.88-0.96 / 0.84-0.95x. All-to-allv's counts differ by rank, so `eager` takes every call
-  //   and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
+  //   other path was 0.4-1.2x. Where each reader copies 32 KiB or more of an all-gather's or an
+  //   all-to-all's payload, and the ranks have cores of their own, the readers copy it from the
+  //   writer's buffer in one copy (eager_store_choice.hpp): at two ranks on 2026-11-29
+  //   (`all_gather_perf --backend mpi,ucx --algo eager,recursive_doubling`, three launches, out /
+  //   in place) eager ran 1.08-1.18 / 1.11-1.15x mpi_best at 80 KiB against recursive doubling's
+  //   0.81-0.93 / 0.83-0.96x, and 1.02-1.16 / 1.08-1.14x at 128 KiB against 0.84-1.03 /
+  //   0.85-0.96x, on both backends; through the slots it had run 0.71-0.82x at 128 KiB, so
+  //   recursive doubling had taken two ranks from 80 KiB. All-to-allv's counts differ by rank,
+  //   so `eager` takes every call and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
   //   (40 KiB of blocks at two ranks: collectives/eager/eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
   //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
@@ -160,10 +157,6 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_allv, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
-      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 80 * KiB, .max_bytes = 512 * KiB,
-       .max_ranks = 2, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 80 * KiB, .max_bytes = 512 * KiB,
-       .max_ranks = 2, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "eager"},

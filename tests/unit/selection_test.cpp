@@ -206,10 +206,10 @@ TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
     }
     EXPECT_EQ(first, preferred(table, CollectiveKind::all_gather, BackendKind::mpi, bytes)) << bytes;
   }
-  // The two-rank cap on the eager path comes first, then eager.
+  // Eager comes first, then mpi's own rows and those of any backend.
   ASSERT_GE(names.size(), 2U);
-  EXPECT_EQ(names[0], "recursive_doubling");
-  EXPECT_EQ(names[1], "eager");
+  EXPECT_EQ(names[0], "eager");
+  EXPECT_EQ(names[1], "native");
   EXPECT_EQ(std::count(names.begin(), names.end(), "shm"), 1) << "the ucx row's shm is not mpi's";
 }
 
@@ -225,27 +225,22 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
   // all_to_allv's it hands over): the engine must ask it per call, so no backend's own collective
   // is taken unconditionally.
   for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
-    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_all, backend).value_or(""), "eager");
-    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_allv, backend).value_or(""), "eager");
+    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all, CollectiveKind::all_to_allv}) {
+      EXPECT_EQ(table.unconditional_first(kind, backend).value_or(""), "eager") << to_string(kind);
+    }
   }
-  // The two-rank all-gather on both host backends has a row before it
-  // (EagerAllGatherOfTwoRanksStopsAt80KiB).
-  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::mpi));
-  EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, BackendKind::ucx));
 }
 
-TEST(SelectionTable, EagerAllGatherOfTwoRanksStopsAt80KiB) {
+TEST(SelectionTable, EagerTakesTheAllGatherOfTwoRanksUpTo128KiB) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
     return preferred(table, CollectiveKind::all_gather, backend, bytes, ranks, true);
   };
-  for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+  for (const auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
     EXPECT_EQ(at(backend, 64 * KiB, 2), "eager");
-    EXPECT_EQ(at(backend, 80 * KiB, 2), "recursive_doubling");
-    EXPECT_EQ(at(backend, 128 * KiB, 2), "recursive_doubling");
+    EXPECT_EQ(at(backend, 128 * KiB, 2), "eager");
     EXPECT_EQ(at(backend, 128 * KiB, 3), "eager");
   }
-  EXPECT_EQ(at(BackendKind::inproc, 128 * KiB, 2), "eager");
 }
 
 TEST(SelectionTable, ForcedNamesAndTheirErrors) {
