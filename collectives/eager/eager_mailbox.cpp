@@ -257,9 +257,9 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   const std::size_t bytes = published_bytes(args);
   std::byte* payload = payload_at(mine, bytes);
   // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
-  // payload in the inline bytes keeps them, and so its slot.
-  // An all_to_allv's table is always beyond them, and its blocks may stay in its input even where
-  // it publishes the table alone (all_to_allv_fits()).
+  // payload in the inline bytes keeps them, and so its slot; an all_to_allv's table never fits
+  // them, and its blocks may stay in its input even where it publishes the table alone
+  // (all_to_allv_fits()).
   const bool beyond_inline = bytes > kInlineBytes;
   const bool chooses = stores_.chooses(bytes) || args.kind == CollectiveKind::all_to_allv;
   const PayloadWay way =
