@@ -439,7 +439,9 @@ void EagerMailbox::finish(const Operation& operation) {
           std::byte* to = output + args.layout.recv_offsets[static_cast<std::size_t>(rank)] * element;
           if (rank == rank_) {
             const auto* input = static_cast<const std::byte*>(args.input.data);
-            std::memcpy(to, input + args.layout.send_offsets[static_cast<std::size_t>(rank)] * element, bytes);
+            // Blocks read from the writers' inputs may be of any size: past the cache, stream.
+            copy_host_bytes(to, input + args.layout.send_offsets[static_cast<std::size_t>(rank)] * element, bytes,
+                            args.output.bytes());
           } else {
             copy_from(rank, to, all_to_allv_block_at(payloads[static_cast<std::size_t>(rank)], rank_), bytes);
           }
