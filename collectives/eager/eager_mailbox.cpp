@@ -224,12 +224,16 @@ std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
 bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
   if (op < kSlots) return true;
   if (finished_ <= op - kSlots) return false;  // this rank still reads the slot's older operation
+  return read_everywhere(op - kSlots);
+}
+
+bool EagerMailbox::read_everywhere(std::int64_t op) const noexcept {
   for (int rank = 0; rank < size_; ++rank) {
-    if (rank == rank_ || peers_finished_[rank] > op - kSlots) continue;
-    // Loaded only when the last value no longer frees the slot: the peer writes its counter on
-    // every call, and reading it on every call moved a cache line between the cores each time.
+    if (rank == rank_ || peers_finished_[rank] > op) continue;
+    // Loaded only when the last value no longer says so: the peer writes its counter on every
+    // call, and reading it on every call moved a cache line between the cores each time.
     peers_finished_[rank] = static_cast<std::int64_t>(load_acquire(bases_[rank]));
-    if (peers_finished_[rank] <= op - kSlots) return false;
+    if (peers_finished_[rank] <= op) return false;
   }
   return true;
 }
@@ -494,15 +498,6 @@ void EagerMailbox::Pending::keep_layout() { args.layout = copy_layout(args.layou
 void EagerMailbox::mark_read(std::int64_t op) noexcept {
   finished_ = op + 1;
   store_release(bases_[rank_], static_cast<std::uint64_t>(finished_));
-}
-
-bool EagerMailbox::read_everywhere(std::int64_t op) noexcept {
-  for (int rank = 0; rank < size_; ++rank) {
-    if (rank == rank_ || peers_finished_[rank] > op) continue;
-    peers_finished_[rank] = static_cast<std::int64_t>(load_acquire(bases_[rank]));
-    if (peers_finished_[rank] <= op) return false;
-  }
-  return true;
 }
 
 bool EagerMailbox::done(std::int64_t op) noexcept {

@@ -143,6 +143,9 @@ class EagerMailbox {
   [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
+  /// Whether every peer has finished operation `op` (read its slots and this rank's buffer);
+  /// loads the counters that do not yet say so.
+  [[nodiscard]] bool read_everywhere(std::int64_t op) const noexcept;
   [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool all_arrived(const Operation& operation) const noexcept;
   /// Publishes `operation`; true where it left the payload in this rank's buffer (Lent).
@@ -160,8 +163,6 @@ class EagerMailbox {
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
   [[nodiscard]] Error unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const;
-  /// Whether every peer has finished operation `op`; loads the counters that do not yet say so.
-  bool read_everywhere(std::int64_t op) noexcept;
   /// Whether operation `op` has finished here and every operation up to it that this rank lent
   /// has been read by every peer; forgets the lent operations that have been. Under `lock_`.
   bool done(std::int64_t op) noexcept;
