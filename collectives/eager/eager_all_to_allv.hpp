@@ -26,9 +26,10 @@ namespace meshcomm::detail {
 /// Open MPI's one (2026-11-28, `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4
 /// launches a size). At two ranks 44 KiB of blocks ran at 0.96-1.41x mpi_best through the slots
 /// against pairwise's 0.97-0.99x, 48 KiB at 0.87-0.96x against 0.97-0.98x and 56-60 KiB at
-/// 0.80-1.00x against 0.97-1.00x: the two-rank all-gather leaves the slots from 40 KiB a rank
-/// alike (collectives/selection.cpp). At three and four ranks on two cores 42-43 KiB ran at
-/// 1.9-2.2x mpi_best where pairwise ran 0.9-1.0x, and 58-60 KiB at 0.77-0.79x.
+/// 0.80-1.00x against 0.97-1.00x. At three and four ranks on two cores 42-43 KiB ran at 1.9-2.2x
+/// mpi_best where pairwise ran 0.9-1.0x, and 58-60 KiB at 0.77-0.79x. Blocks read from the
+/// writer's input (eager_store_choice.hpp), as two ranks on cores of their own read any that
+/// pass 32 KiB a peer, take no room in the slot and so no part in these limits.
 /// At two ranks.
 inline constexpr std::size_t kTwoRankBlockBytes = 40 * 1024;
 /// Where the ranks outnumber their cores.
