@@ -3,7 +3,8 @@
 // MPI's own of a shape not yet agreed, "native_agreed" for one whose shape both ranks called
 // before rank 1 left, "eager" for a small all-gather through the shared slots, "eager_read" for
 // a large one whose payloads stay in the ranks' buffers, rank 1's published before it left,
-// "barrier") must end in peer_failure naming rank 1, well before the timeout, since rank 1's
+// "eager_lent" for the same with rank 1 alive while rank 0 reads its payload but gone before it
+// reads rank 0's, "barrier") must end in peer_failure naming rank 1, well before the timeout, since rank 1's
 // process is seen to have ended; and rank 0 must then leave too: its MpiSession's MPI_Finalize
 // would wait for rank 1 forever, so it ends the process after the timeout, saying why. Run under
 // `mpirun --mca orte_abort_on_non_zero_status 0 -np 2`; ctest checks what rank 0 printed (a hang
@@ -36,25 +37,29 @@ int main(int argc, char** argv) {
   // creation error, not what this probe looks at).
   comm.barrier();
   // "eager_read": rank 1 publishes a large all-gather's payload, left in its buffer for rank 0 to
-  // read, and leaves before rank 0 arrives to read it.
+  // read, and leaves before rank 0 arrives to read it. "eager_lent": rank 1 stays (without
+  // driving its operation) while rank 0 arrives and reads it, then leaves, so that rank 0 waits
+  // for a reader that never comes.
   const bool eager_read = mode == "eager_read";
+  const bool eager_lent = mode == "eager_lent";
   std::vector<float> large(16384, 1.0F), large_gathered(large.size() * static_cast<std::size_t>(comm.size()));
   auto gather_large = [&] {
     return comm.all_gather(std::span<const float>(large), std::span(large_gathered), {.algorithm = "eager"});
   };
   if (comm.rank() == 1) {
-    if (eager_read) auto unfinished = gather_large();
+    if (eager_read || eager_lent) auto unfinished = gather_large();
+    if (eager_lent) std::this_thread::sleep_for(std::chrono::milliseconds(600));
     _exit(3);
   }
   if (comm.rank() != 0) return 0;
-  if (eager_read) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (eager_read || eager_lent) std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto started = std::chrono::steady_clock::now();
   try {
     if (mode == "receive") {
       comm.irecv(incoming, 1, 5).wait();
     } else if (mode == "barrier") {
       comm.barrier();
-    } else if (eager_read) {
+    } else if (eager_read || eager_lent) {
       gather_large().wait();
     } else {
       const std::string_view algorithm = agreed ? "native" : mode;
