@@ -47,7 +47,7 @@ bool same_host_and_user(const SingleCopyIdentity& a, const SingleCopyIdentity& b
 }
 
 SingleCopyIdentity single_copy_identity() {
-  allow_peers_to_read_this_process();
+  if (single_copy_allowed()) allow_peers_to_read_this_process();
   return {.process = ProcessIdentity::of_this_process(), .user = static_cast<std::uint64_t>(getuid()),
           .probe_address = memory_probe_address(),
           .threshold = threshold_from_environment("MESHCOMM_UCX_SINGLE_COPY_BYTES", kSingleCopyBytes),
