@@ -31,9 +31,15 @@ SelectionTable SelectionTable::measured_defaults() {
   //   in place) eager ran 1.08-1.18 / 1.11-1.15x mpi_best at 80 KiB against recursive doubling's
   //   0.81-0.93 / 0.83-0.96x, and 1.02-1.16 / 1.08-1.14x at 128 KiB against 0.84-1.03 /
   //   0.85-0.96x, on both backends; through the slots it had run 0.71-0.82x at 128 KiB, so
-  //   recursive doubling had taken two ranks from 80 KiB. All-to-allv's counts differ by rank,
-  //   so `eager` takes every call and hands it, alike on every rank, to pairwise where some rank's blocks overflow its slot
-  //   (40 KiB of blocks at two ranks: collectives/eager/eager_all_to_allv.hpp): on 2026-11-28
+  //   recursive doubling had taken two ranks from 80 KiB. Payloads read so take no room in the
+  //   slots, so there it takes all-gathers and all-to-alls past the slots' 64 KiB a rank, up to
+  //   the shm rows at 512 KiB: three launches each at two ranks on mpi (out / in place) ran the
+  //   all-gather at 1.04-1.16 / 1.04-1.09x at 128 KiB and 1.05-1.09 / 1.03-1.10x at 256 KiB
+  //   against recursive doubling's 0.96-1.02 / 0.91-0.96x and 0.94-0.99 / 0.93-0.99x, the
+  //   all-to-all out of place at 1.09-1.17x and 1.03-1.12x against pairwise's 0.96-0.98x and
+  //   0.96-1.05x. All-to-allv's counts differ by rank, so `eager` takes every call and hands it,
+  //   alike on every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of
+  //   blocks at two ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
   //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
   //   1.06-1.61x where the blocks a rank sends its peer are 16-37 KiB (ten launches, the lowest
@@ -157,10 +163,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_to_allv, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
-      {.kind = CollectiveKind::all_gather, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_to_all, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},

@@ -85,17 +85,17 @@ class EagerCollective final : public AlgorithmOf<Kind> {
     if (args.input.memory != MemoryKind::host || args.output.memory != MemoryKind::host) {
       return "it moves host memory only";
     }
-    if (const auto bytes = comm.eager_mailbox()->published_bytes(args); bytes > EagerMailbox::kPayloadBytes) {
-      return fmt::format("each rank would publish {} bytes, more than the {} its slots hold", bytes,
-                         EagerMailbox::kPayloadBytes);
+    if (!comm.eager_mailbox()->takes(args)) {
+      return fmt::format("each rank would publish {} bytes, more than the {} its slots hold, and not every peer "
+                         "reads them from its buffer",
+                         comm.eager_mailbox()->published_bytes(args), EagerMailbox::kPayloadBytes);
     }
     return {};
   }
 
   bool runs(const CollectiveArgs& args, const CommunicatorImpl& comm) const override {
     return comm.eager_mailbox() != nullptr && args.input.memory == MemoryKind::host &&
-           args.output.memory == MemoryKind::host &&
-           comm.eager_mailbox()->published_bytes(args) <= EagerMailbox::kPayloadBytes;
+           args.output.memory == MemoryKind::host && comm.eager_mailbox()->takes(args);
   }
 
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {

@@ -73,11 +73,38 @@ struct Descriptor {
   CoreSet cores;
 };
 
-/// What a rank tells the others once it has tried their segments and processes.
+/// What a rank tells the others once it has tried their segments and processes, with its
+/// MESHCOMM_EAGER_PEER_READS (a PeerReads) in the bits from kPeerReadsShift on.
 enum SetUpFlags : std::uint8_t {
   kMappedEverySegment = 1,
   kReadsEveryProcess = 2,  ///< it may read every peer's memory (PayloadWay::read_from_writer)
 };
+constexpr int kPeerReadsShift = 2;
+
+/// The setting of MESHCOMM_EAGER_PEER_READS as a rank's set-up flags carry it.
+PeerReads peer_reads_of(std::byte flags) noexcept {
+  return static_cast<PeerReads>(static_cast<std::uint8_t>(flags) >> kPeerReadsShift);
+}
+
+/// Throws unless every rank's `agreed` flags carry the same MESHCOMM_EAGER_PEER_READS: which
+/// calls the path takes hangs on it (EagerMailbox::takes), so ranks that differ would pick
+/// different algorithms for one call.
+void require_one_peer_reads_setting(std::span<const std::byte> agreed, int self, const ErrorContext& context) {
+  constexpr std::array<const char*, 3> kNames{"never", "auto", "always"};
+  const PeerReads mine = peer_reads_of(agreed[static_cast<std::size_t>(self)]);
+  for (std::size_t rank = 0; rank < agreed.size(); ++rank) {
+    const PeerReads theirs = peer_reads_of(agreed[rank]);
+    if (theirs == mine) continue;
+    ErrorContext named = context;
+    named.peer = static_cast<int>(rank);
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("MESHCOMM_EAGER_PEER_READS is '{}' on rank {} but '{}' on rank {}; every rank must "
+                            "set it alike (or none)",
+                            kNames[static_cast<std::size_t>(mine)], self, kNames[static_cast<std::size_t>(theirs)],
+                            rank),
+                named);
+  }
+}
 
 /// Where a slot's payload of `bytes` lies.
 std::byte* payload_at(std::byte* slot, std::size_t bytes) noexcept {
@@ -138,7 +165,8 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   // Every rank has a segment on this host; each must also map all of them, and all must agree.
   // Whether every rank may read every peer's memory is agreed alike.
   std::vector<std::byte*> bases(static_cast<std::size_t>(size), nullptr);
-  std::uint8_t flags = kMappedEverySegment | (peer_reads != PeerReads::never ? kReadsEveryProcess : 0);
+  std::uint8_t flags = kMappedEverySegment | (peer_reads != PeerReads::never ? kReadsEveryProcess : 0) |
+                       static_cast<std::uint8_t>(static_cast<std::uint8_t>(peer_reads) << kPeerReadsShift);
   for (int rank = 0; rank < size; ++rank) {
     try {
       bases[rank] = rank == comm.rank() ? own->base() : segments->map_peer(all[rank].segment.location().handle);
@@ -153,6 +181,7 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   const auto agreed = exchange_all_gather(comm, std::as_bytes(std::span(&flags, 1)), label);
   // Every peer has tried to map it by now: a process that dies leaves no segment behind.
   if (own) own->unpublish();
+  require_one_peer_reads_setting(agreed, comm.rank(), comm.context(label));
   bool every_rank_reads = true;
   for (auto each : agreed) {
     if ((static_cast<std::uint8_t>(each) & kMappedEverySegment) == 0) return nullptr;
@@ -209,6 +238,15 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) const noex
     case CollectiveKind::all_to_allv: return all_to_allv_published_bytes(args, rank_, all_to_allv_capacity_);
   }
   return std::numeric_limits<std::size_t>::max();
+}
+
+bool EagerMailbox::takes(const CollectiveArgs& args) const noexcept {
+  const std::size_t bytes = published_bytes(args);
+  if (bytes <= kPayloadBytes) return true;
+  // Every rank's rule gives the same answer for these kinds: their sizes are alike on every rank,
+  // and the mode and whether the ranks share cores were agreed as the slots were set up.
+  const bool alike_everywhere = args.kind == CollectiveKind::all_gather || args.kind == CollectiveKind::all_to_all;
+  return alike_everywhere && stores_.reads_from_writer(args, bytes);
 }
 
 bool EagerMailbox::own_block_unpublished(const CollectiveArgs& args) noexcept {

@@ -76,9 +76,13 @@ class EagerMailbox {
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
 
-  /// How many bytes this rank's `args` publishes; the path takes a call only when this is at most
-  /// kPayloadBytes.
+  /// How many bytes this rank's `args` publishes (into its slot, or in its buffer, from which its
+  /// peers read it).
   [[nodiscard]] std::size_t published_bytes(const CollectiveArgs& args) const noexcept;
+  /// Whether the path takes `args`, alike on every rank: where what each rank publishes fits its
+  /// slot (kPayloadBytes), or, at any size, an all-gather or all-to-all whose payloads all stay
+  /// in their writers' buffers.
+  [[nodiscard]] bool takes(const CollectiveArgs& args) const noexcept;
   /// Whether this rank's blocks of all_to_allv `args` stay in its input or fit its slot with its
   /// table (else the call is handed over: eager_all_to_allv.hpp).
   [[nodiscard]] bool all_to_allv_fits(const CollectiveArgs& args) const noexcept {

@@ -225,21 +225,28 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
   // all_to_allv's it hands over): the engine must ask it per call, so no backend's own collective
   // is taken unconditionally.
   for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
-    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all, CollectiveKind::all_to_allv}) {
-      EXPECT_EQ(table.unconditional_first(kind, backend).value_or(""), "eager") << to_string(kind);
-    }
+    EXPECT_EQ(table.unconditional_first(CollectiveKind::all_to_allv, backend).value_or(""), "eager");
+    // Below 512 KiB only (EagerTakesAllGathersAndAllToAllsBelow512KiB).
+    EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_gather, backend));
+    EXPECT_FALSE(table.unconditional_first(CollectiveKind::all_to_all, backend));
   }
 }
 
-TEST(SelectionTable, EagerTakesTheAllGatherOfTwoRanksUpTo128KiB) {
+TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiB) {
+  // Where it runs: up to its slots' size, or where the peers read every payload from its
+  // writer's buffer (EagerMailbox::takes).
   const auto table = SelectionTable::measured_defaults();
-  auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
-    return preferred(table, CollectiveKind::all_gather, backend, bytes, ranks, true);
-  };
-  for (const auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
-    EXPECT_EQ(at(backend, 64 * KiB, 2), "eager");
-    EXPECT_EQ(at(backend, 128 * KiB, 2), "eager");
-    EXPECT_EQ(at(backend, 128 * KiB, 3), "eager");
+  for (auto kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all}) {
+    auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
+      return preferred(table, kind, backend, bytes, ranks, true);
+    };
+    for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+      EXPECT_EQ(at(backend, 64 * KiB, 2), "eager") << to_string(kind);
+      EXPECT_EQ(at(backend, 512 * KiB - 4, 2), "eager") << to_string(kind);
+      EXPECT_EQ(at(backend, 512 * KiB, 2), "shm") << to_string(kind) << ": the shared buffers' row from 512 KiB";
+      EXPECT_EQ(at(backend, 128 * KiB, 3), "eager") << to_string(kind);
+    }
+    EXPECT_EQ(at(BackendKind::inproc, 256 * KiB, 2), "eager") << to_string(kind);
   }
 }
 
