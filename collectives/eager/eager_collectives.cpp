@@ -50,8 +50,8 @@ class EagerWorkState final : public WorkState {
     const auto ranks = mailbox_->waiting_for(op_);
     Error timeout(ErrorCode::timeout,
                   fmt::format("eager {} did not finish in time: rank(s) {} have not reached it or an eager collective "
-                              "before it on this communicator; every rank must make the same collective calls in "
-                              "the same order",
+                              "before it on this communicator, or not read what this rank left for them in its "
+                              "buffer; every rank must make the same collective calls in the same order",
                               operation_, fmt::join(ranks, ", ")),
                   comm_.context(label_, ranks.empty() ? -1 : ranks.front()));
     fail_communicator(timeout);
