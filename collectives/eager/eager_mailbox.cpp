@@ -90,7 +90,6 @@ PeerReads peer_reads_of(std::byte flags) noexcept {
 /// calls the path takes hangs on it (EagerMailbox::takes), so ranks that differ would pick
 /// different algorithms for one call.
 void require_one_peer_reads_setting(std::span<const std::byte> agreed, int self, const ErrorContext& context) {
-  constexpr std::array<const char*, 3> kNames{"never", "auto", "always"};
   const PeerReads mine = peer_reads_of(agreed[static_cast<std::size_t>(self)]);
   for (std::size_t rank = 0; rank < agreed.size(); ++rank) {
     const PeerReads theirs = peer_reads_of(agreed[rank]);
@@ -100,8 +99,7 @@ void require_one_peer_reads_setting(std::span<const std::byte> agreed, int self,
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("MESHCOMM_EAGER_PEER_READS is '{}' on rank {} but '{}' on rank {}; every rank must "
                             "set it alike (or none)",
-                            kNames[static_cast<std::size_t>(mine)], self, kNames[static_cast<std::size_t>(theirs)],
-                            rank),
+                            to_string(mine), self, to_string(theirs), rank),
                 named);
   }
 }
@@ -173,8 +171,10 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
     } catch (const Error&) {
       flags &= ~kMappedEverySegment;
     }
+    // A peer's memory is probed only where it may be read (a thread of this process always may).
     const auto& process = all[rank].process;
-    if (process.pid != mine.process.pid && !can_read_process(process.pid, all[rank].probe_address)) {
+    if ((flags & kReadsEveryProcess) != 0 && process.pid != mine.process.pid &&
+        !can_read_process(process.pid, all[rank].probe_address)) {
       flags &= ~kReadsEveryProcess;
     }
   }

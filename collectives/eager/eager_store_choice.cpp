@@ -58,11 +58,21 @@ std::atomic_ref<std::uint64_t> entry_word(std::byte* table, int index) noexcept 
 
 }  // namespace
 
+std::string_view to_string(PeerReads reads) noexcept {
+  switch (reads) {
+    case PeerReads::never: return "never";
+    case PeerReads::automatic: return "auto";
+    case PeerReads::always: return "always";
+  }
+  return "?";
+}
+
 PeerReads peer_reads_from_environment() {
   const auto setting = environment_variable("MESHCOMM_EAGER_PEER_READS");
-  if (!setting || setting->empty() || *setting == "auto") return PeerReads::automatic;
-  if (*setting == "never") return PeerReads::never;
-  if (*setting == "always") return PeerReads::always;
+  if (!setting || setting->empty()) return PeerReads::automatic;
+  for (auto reads : {PeerReads::never, PeerReads::automatic, PeerReads::always}) {
+    if (*setting == to_string(reads)) return reads;
+  }
   throw Error(ErrorCode::invalid_argument,
               fmt::format("MESHCOMM_EAGER_PEER_READS = '{}' is not a choice; valid: auto (the default: the eager "
                           "all-gathers, all-to-alls and all-to-allvs out of place in which each reader copies 32 KiB "

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "collective_args.hpp"
@@ -58,6 +59,9 @@ enum class PeerReads {
   automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own (the default)
   always,     ///< every exchange's payload, at every size and wherever the ranks run
 };
+
+/// The setting's name in MESHCOMM_EAGER_PEER_READS: "never", "auto" or "always".
+std::string_view to_string(PeerReads reads) noexcept;
 
 /// MESHCOMM_EAGER_PEER_READS: `auto` (the default), `never` or `always`; throws
 /// invalid_argument naming the text otherwise.
