@@ -18,19 +18,26 @@ namespace meshcomm::detail {
 
 namespace {
 
-/// One eager operation not finished inside its call: finished by testing it (or any later one).
-/// Its failure makes the communicator fatal itself, so that the call needs no wrapper (and its
-/// allocation) that does.
+/// The eager operations of one call not finished inside it (one, or a broadcast's pieces):
+/// finished by testing them in order (or any later one). A failure makes the communicator fatal
+/// itself, so that the call needs no wrapper (and its allocation) that does.
 class EagerWorkState final : public WorkState {
  public:
   /// `operation` names the call in errors ("all_gather", "barrier"): static text.
+  EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, EagerMailbox::Operations ops,
+                 std::string_view operation, OperationLabel label)
+      : comm_(comm), mailbox_(std::move(mailbox)), op_(ops.first), last_op_(ops.last), operation_(operation),
+        label_(label) {}
   EagerWorkState(CommunicatorImpl& comm, std::shared_ptr<EagerMailbox> mailbox, std::int64_t op,
                  std::string_view operation, OperationLabel label)
-      : comm_(comm), mailbox_(std::move(mailbox)), op_(op), operation_(operation), label_(label) {}
+      : EagerWorkState(comm, std::move(mailbox), {.first = op, .last = op}, operation, label) {}
 
   bool test() override {
     try {
-      if (mailbox_->finished(op_)) return true;
+      while (mailbox_->finished(op_)) {
+        if (op_ == last_op_) return true;
+        ++op_;
+      }
     } catch (const Error& error) {
       fail_communicator(error);
       throw;
@@ -66,7 +73,8 @@ class EagerWorkState final : public WorkState {
 
   CommunicatorImpl& comm_;
   std::shared_ptr<EagerMailbox> mailbox_;
-  std::int64_t op_;
+  std::int64_t op_;  ///< the first operation not yet seen finished
+  std::int64_t last_op_;
   std::string_view operation_;
   OperationLabel label_;
   LivenessSchedule liveness_;
@@ -192,6 +200,11 @@ class EagerAllToAllv final : public AlgorithmOf<CollectiveKind::all_to_allv> {
 std::shared_ptr<WorkState> start_eager(CommunicatorImpl& comm, const CollectiveArgs& args, const CallRecord& record,
                                        std::shared_ptr<const void> buffers) {
   const auto& mailbox = comm.eager_mailbox();
+  if (EagerMailbox::in_pieces(args)) {
+    const auto ops = mailbox->start_in_pieces(args, record, buffers);
+    if (!ops) return nullptr;  // every piece finished inside the call
+    return make_recycled<EagerWorkState>(comm, mailbox, *ops, record.operation(), args.label);
+  }
   const std::int64_t op = mailbox->start(args, record, std::move(buffers));
   if (op < 0) return nullptr;  // finished inside the call
   return make_recycled<EagerWorkState>(comm, mailbox, op, record.operation(), args.label);

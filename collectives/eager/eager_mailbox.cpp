@@ -242,7 +242,7 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) const noex
 
 bool EagerMailbox::takes(const CollectiveArgs& args) const noexcept {
   const std::size_t bytes = published_bytes(args);
-  if (bytes <= kPayloadBytes) return true;
+  if (bytes <= kPayloadBytes || in_pieces(args)) return true;
   // Every rank's rule gives the same answer for these kinds: their sizes are alike on every rank,
   // and the mode and whether the ranks share cores were agreed as the slots were set up.
   const bool alike_everywhere = args.kind == CollectiveKind::all_gather || args.kind == CollectiveKind::all_to_all;
@@ -564,6 +564,32 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
                                  std::shared_ptr<const void> buffers) {
   std::lock_guard hold(lock_);
   const std::int64_t op = issued_++;
+  return start_locked(op, args, record, std::move(buffers)) ? -1 : op;
+}
+
+std::optional<EagerMailbox::Operations> EagerMailbox::start_in_pieces(const CollectiveArgs& args,
+                                                                      const CallRecord& record,
+                                                                      const std::shared_ptr<const void>& buffers) {
+  // kPayloadBytes is a whole number of elements of every type.
+  const std::size_t piece_count = kPayloadBytes / size_of(args.output.type);
+  auto* data = static_cast<std::byte*>(args.output.data);
+  std::lock_guard hold(lock_);
+  std::optional<Operations> unfinished;
+  for (std::size_t at = 0; at < args.output.count; at += piece_count) {
+    CollectiveArgs piece = args;
+    piece.output.data = data + at * size_of(args.output.type);
+    piece.output.count = std::min(piece_count, args.output.count - at);
+    piece.input = piece.output;
+    const std::int64_t op = issued_++;
+    if (start_locked(op, piece, record, buffers)) continue;
+    if (!unfinished) unfinished = Operations{.first = op, .last = op};
+    unfinished->last = op;
+  }
+  return unfinished;
+}
+
+bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, const CallRecord& record,
+                                std::shared_ptr<const void> buffers) {
   bool published = false;
   if (pending_.empty() && slot_free(op)) {
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
@@ -572,7 +598,7 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
     if (publish(now)) lent_.push_back({op, buffers});
     if (all_arrived(now)) {
       finish(now);
-      return finished_cleanly(op) && done(op) ? -1 : op;
+      return finished_cleanly(op) && done(op);
     }
     published = true;
   }
@@ -581,7 +607,7 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
                                     .published = published});
   if (args.kind == CollectiveKind::all_to_allv) pending.keep_layout();
   progress();
-  return finished_cleanly(op) && done(op) ? -1 : op;
+  return finished_cleanly(op) && done(op);
 }
 
 bool EagerMailbox::finished_cleanly(std::int64_t op) const noexcept {

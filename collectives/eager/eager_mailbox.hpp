@@ -19,6 +19,10 @@
 // finish in call order; any test or wait on one drives the older ones first, so no rank waits on
 // a peer that waits on it.
 //
+// A broadcast larger than a slot passes through the slots in pieces of a slot's payload, each an
+// operation of its own (start_in_pieces): the root stores one piece while its readers copy the
+// one before.
+//
 // A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
 // the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its
 // writer's operation then ends only once every peer has finished it, that is, read the buffer;
@@ -80,9 +84,13 @@ class EagerMailbox {
   /// peers read it).
   [[nodiscard]] std::size_t published_bytes(const CollectiveArgs& args) const noexcept;
   /// Whether the path takes `args`, alike on every rank: where what each rank publishes fits its
-  /// slot (kPayloadBytes), or, at any size, an all-gather or all-to-all whose payloads all stay
-  /// in their writers' buffers.
+  /// slot (kPayloadBytes), a broadcast at any size (in pieces: start_in_pieces), or, at any size,
+  /// an all-gather or all-to-all whose payloads all stay in their writers' buffers.
   [[nodiscard]] bool takes(const CollectiveArgs& args) const noexcept;
+  /// Whether `args` is a broadcast larger than a slot, which start_in_pieces() starts.
+  [[nodiscard]] static bool in_pieces(const CollectiveArgs& args) noexcept {
+    return args.kind == CollectiveKind::broadcast && args.output.bytes() > kPayloadBytes;
+  }
   /// Whether this rank's blocks of all_to_allv `args` stay in its input or fit its slot with its
   /// table (else the call is handed over: eager_all_to_allv.hpp).
   [[nodiscard]] bool all_to_allv_fits(const CollectiveArgs& args) const noexcept {
@@ -96,6 +104,17 @@ class EagerMailbox {
   /// points to and is kept until the operation finishes, even if its Work is dropped.
   std::int64_t start(const CollectiveArgs& args, const CallRecord& record, std::shared_ptr<const void> buffers);
   std::int64_t start(const CollectiveArgs& args) { return start(args, CallRecord::of(args), nullptr); }
+  /// The numbers of the first and the last operation of a call started in pieces.
+  struct Operations {
+    std::int64_t first;
+    std::int64_t last;
+  };
+  /// Starts broadcast `args` (in_pieces()) as consecutive operations of kPayloadBytes each, the
+  /// last one the rest, every one carrying the whole call's `record`, so that a reader that
+  /// disagrees with the root about the call fails at its first piece. Returns the first and last
+  /// operation not finished inside the call; nothing where every piece did.
+  std::optional<Operations> start_in_pieces(const CollectiveArgs& args, const CallRecord& record,
+                                            const std::shared_ptr<const void>& buffers);
   /// Whether all_to_allv operation `op`, finished, left the call to another algorithm because
   /// some rank's blocks did not fit its slot (alike on every rank: eager_all_to_allv.hpp); asks
   /// once.
@@ -172,6 +191,10 @@ class EagerMailbox {
   bool done(std::int64_t op) noexcept;
   /// Publishes and finishes what it can, in order; under `lock_`.
   void progress();
+  /// start()'s work, under `lock_`: starts `args` as operation `op`; true where it finished
+  /// inside the call.
+  bool start_locked(std::int64_t op, const CollectiveArgs& args, const CallRecord& record,
+                    std::shared_ptr<const void> buffers);
 
   std::shared_ptr<SharedMemoryRegistry> segments_;  ///< outlives own_ and the peers' mappings
   std::shared_ptr<SharedSegment> own_;

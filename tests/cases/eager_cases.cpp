@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -91,6 +92,84 @@ void check_eager_broadcasts_store_both_ways(Communicator& world) {
             << "broadcast of " << bytes << " bytes from " << root << ", call " << call;
       }
     }
+  }
+}
+
+void check_eager_broadcasts_in_pieces(Communicator& world) {
+  if (world.size() < 2) return;
+  const int rank = world.rank();
+  const int size = world.size();
+  {
+    auto comm = world.split(0, rank);
+    struct Case {
+      DataType type;
+      std::size_t count;
+    };
+    // Two whole pieces of 64 KiB; a piece and one element; three pieces and 7 bytes.
+    const std::array cases{Case{DataType::f32, 2 * 16384}, Case{DataType::f64, 8192 + 1},
+                           Case{DataType::u8, 3 * 65536 + 7}, Case{DataType::bf16, 5 * 32768}};
+    std::vector<std::vector<std::byte>> data;
+    std::vector<double> sums(cases.size() * 2);
+    std::vector<Work> works;
+    if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (std::size_t call = 0; call < cases.size() * 2; ++call) {
+      const auto& each = cases[call / 2];
+      const int root = call % 2 == 0 ? 0 : size - 1;
+      auto& buffer = data.emplace_back(each.count * size_of(each.type));
+      verifiable::fill(buffer.data(), 0, each.count, each.type, [&](std::size_t i) {
+        return rank == root ? verifiable::payload(root, static_cast<int>(call), i) : -1.0;
+      });
+      works.push_back(comm.broadcast(BufferView(buffer.data(), each.count, each.type),
+                                     {.root = root, .algorithm = "eager"}));
+      const double one = rank + 1.0;
+      works.push_back(comm.all_reduce(std::span<const double>(&one, 1), std::span<double>(&sums[call], 1),
+                                      {.algorithm = "eager"}));
+    }
+    for (auto work = works.rbegin(); work != works.rend(); ++work) work->wait(std::chrono::seconds(20));
+    for (std::size_t call = 0; call < cases.size() * 2; ++call) {
+      const auto& each = cases[call / 2];
+      const int root = call % 2 == 0 ? 0 : size - 1;
+      EXPECT_EQ(verifiable::count_wrong(data[call].data(), 0, each.count, each.type,
+                                        [&](std::size_t i) {
+                                          return verifiable::payload(root, static_cast<int>(call), i);
+                                        }),
+                0U)
+          << "broadcast " << call << " of " << each.count << " " << to_string(each.type) << " from rank " << root
+          << " on rank " << rank;
+      EXPECT_EQ(sums[call], size * (size + 1) / 2.0) << "all_reduce after broadcast " << call;
+    }
+    world.barrier();
+  }
+  {
+    // Rank 0, the root, broadcasts 100 KiB (two pieces), the others 200 KiB (four). Each reader
+    // compares the root's record with its own; the root, which waits for no reader, completes.
+    auto comm = world.split(0, rank);
+    std::vector<float> data(rank == 0 ? 25600 : 51200, 1.0F);
+    auto call = [&] { comm.broadcast(std::span<float>(data), {.algorithm = "eager"}).wait(std::chrono::seconds(20)); };
+    if (rank == 0) {
+      call();
+    } else {
+      const auto error = expect_error(call);
+      const std::string what = error.what();
+      EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << what;
+      EXPECT_EQ(error.context().peer, 0) << what;
+      EXPECT_NE(what.find("broadcast count=25600"), std::string::npos) << what;
+      EXPECT_NE(what.find("broadcast count=51200"), std::string::npos) << what;
+    }
+    world.barrier();
+  }
+  {
+    auto comm = world.split(0, rank);
+    if (rank == 0) {
+      std::vector<float> data(100000, 1.0F);  // seven pieces: three wait for a slot
+      const auto error = expect_error([&] {
+        comm.broadcast(std::span<float>(data), {.algorithm = "eager"}).wait(std::chrono::milliseconds(300));
+      });
+      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+      EXPECT_GE(error.context().peer, 1) << error.what();
+      EXPECT_NE(std::string(error.what()).find("eager broadcast"), std::string::npos) << error.what();
+    }
+    world.barrier();
   }
 }
 

@@ -17,6 +17,15 @@ void check_eager_calls_run_ahead(Communicator& world);
 /// streaming ones for a trial, EagerStoreChoice): every result is exact, whatever the way.
 void check_eager_broadcasts_store_both_ways(Communicator& world);
 
+/// Broadcasts larger than a slot, which pass through the slots in pieces of a slot's payload
+/// (EagerMailbox::start_in_pieces): sizes that end in a whole piece, in one element (inline in its
+/// slot) and in an odd number of bytes, of several types, from the first and the last rank, each
+/// started before any is waited for between small all-reduces, one rank late (more pieces in
+/// flight than slots): every result is exact. Then readers that disagree with the root about the
+/// count fail at the first piece naming both calls (the root, which waits for no reader,
+/// completes), and a root left alone times out naming a rank that never arrived.
+void check_eager_broadcasts_in_pieces(Communicator& world);
+
 /// All-gathers, all-to-alls and all-to-allvs through the eager slots in the size classes whose
 /// stores are measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks
 /// are 16 KiB or more, the all-to-allv's where the block to the next rank is), and one below them

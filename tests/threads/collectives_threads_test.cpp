@@ -31,6 +31,10 @@ TEST(InprocCollectives, EagerBroadcastsStoreBothWays) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_store_both_ways);
 }
 
+TEST(InprocCollectives, EagerBroadcastsInPieces) {
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_in_pieces);
+}
+
 TEST(InprocCollectives, EagerCopiesStoreBothWays) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_copies_store_both_ways);
 }
