@@ -136,13 +136,25 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ranks 0.91-1.09x against 0.89-1.09x, and in place 0.92-1.00x against 0.59-0.60x at 4 MiB,
   //   0.86-1.03x against 0.77-0.87x at 16-64 MiB. All-to-allv's native first exchanges every
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
-  //   7.2-7.5 us at 64 KiB): where eager hands an all-to-allv over, pairwise takes it; broadcast from 3 ranks on mpi is native from 8 to 512 KiB, while
-  //   below it the tree's plain sends beat MPI_Ibcast (1.04-1.7x). At two ranks the tree is one send, which was
-  //   ahead of MPI_Ibcast or level at every size above the eager slots on 2026-11-27: over
-  //   mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and in place),
-  //   0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out of place
-  //   and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays there below
-  //   512 KiB. From 512 KiB the shm broadcast comes first on mpi and ucx: on allocate_shared
+  //   7.2-7.5 us at 64 KiB): where eager hands an all-to-allv over, pairwise takes it;
+  // - broadcast: `eager` below 512 KiB, past the slots' 64 KiB in pieces of 64 KiB, the root
+  //   streaming one into its slot while the readers copy the one before (eager_mailbox.hpp). On
+  //   2026-11-29 (`broadcast_perf --algo eager,binomial,native -b 128K -e 512K -f 2`, mpi_best /
+  //   time, out / in place; out of place the root copies its input into the buffer first, so the
+  //   readers of a single copy read lines the root has just written, and the root then writes
+  //   lines they hold): at 2 ranks on mpi (three launches) 2.39-2.89 / 1.02-1.20x at 128-256 KiB
+  //   where the tree ran 0.93-0.99 / 0.95-0.97x and native 0.95-0.98 / 0.92-0.98x; on ucx (two)
+  //   2.58-2.85 / 1.04-1.18x against the tree's 0.95-1.24 / 0.89-1.03x; at 3 and 4 ranks, which
+  //   share the VM's 2 cores (two launches each), 2.00-3.05 / 1.23-2.30x against 0.67-1.00 /
+  //   0.70-1.04x; at 512 KiB, where the shm row starts, 0.96-1.16x in place. Forced on inproc's
+  //   threads it was 2x the tree up to 256 KiB, level at 512 KiB and 0.8x at 1 MiB. Without the
+  //   eager path (ranks on several hosts, more than 16): the tree's plain sends beat
+  //   MPI_Ibcast (1.04-1.7x) up to 8 KiB, from 3 ranks on mpi native takes it from there. At two
+  //   ranks the tree is one send, which was ahead of MPI_Ibcast or level above the eager slots on
+  //   2026-11-27: over mpi_best, 0.92-1.00x against 0.89-0.94x at 128 KiB (four launches, out and
+  //   in place), 0.94-1.06x against 0.91-1.04x at 256 KiB-64 MiB; at four ranks it was ahead out
+  //   of place and behind in place by turns (0.79-1.21x against 0.85-1.08x), so native stays
+  //   there below 512 KiB. From 512 KiB the shm broadcast comes first on mpi and ucx: on allocate_shared
   //   buffers every rank copies the root's buffer at once: 1.19-1.79x / 1.89-3.20x mpi_best out /
   //   in place from 1 to 64 MiB at 2-4 ranks on 2026-11-27 (0.84-1.06x out of place at 4 MiB, 4
   //   ranks, mpi), where the tree and native ran 0.59-1.23x. On plain buffers it hands the call to
@@ -167,7 +179,7 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
       {.kind = CollectiveKind::all_reduce, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
-      {.kind = CollectiveKind::broadcast, .algorithm = "eager"},
+      {.kind = CollectiveKind::broadcast, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
