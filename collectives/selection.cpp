@@ -142,7 +142,7 @@ SelectionTable SelectionTable::measured_defaults() {
   //   2026-11-29 (`broadcast_perf --algo eager,binomial,native -b 128K -e 512K -f 2`, mpi_best /
   //   time, out / in place; out of place the root copies its input into the buffer first, so the
   //   readers of a single copy read lines the root has just written, and the root then writes
-  //   lines they hold): at 2 ranks on mpi (three launches) 2.39-2.89 / 1.02-1.20x at 128-256 KiB
+  //   lines they hold): at 2 ranks on mpi (three launches) 2.37-2.89 / 1.02-1.20x at 128-256 KiB
   //   where the tree ran 0.93-0.99 / 0.95-0.97x and native 0.95-0.98 / 0.92-0.98x; on ucx (two)
   //   2.58-2.85 / 1.04-1.18x against the tree's 0.95-1.24 / 0.89-1.03x; at 3 and 4 ranks, which
   //   share the VM's 2 cores (two launches each), 2.00-3.05 / 1.23-2.30x against 0.67-1.00 /

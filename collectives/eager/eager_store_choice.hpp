@@ -29,7 +29,12 @@
 // the reader had copied that buffer in one kernel copy (Open MPI's tree, or the slots' payload
 // read from the root's buffer), 5.0 us where it went through the slots, and the call itself 23
 // against 13 us. Read piece by piece from the root's buffer, an unchanging 128 KiB-1 MiB buffer
-// ran 15-25% slower than Open MPI's single copy of the whole (2026-11-29).
+// ran 15-25% slower than Open MPI's single copy of the whole (2026-11-29). Read whole at the
+// first piece it ran level with Open MPI, and in some launches in place (a buffer the root does
+// not write between calls) 1.5x the slots' pieces; but a choice measured by the rank after the
+// root cannot see what its reads cost the root's next writes: at 128 KiB, written before each
+// call, its reads measured 10-12 us against the slots' 10-15 while the calls took 24-39 us
+// against 9-12, so it is not offered.
 //
 // The rank after a payload's writer decides how the writer stores it, per kind, placement and
 // size class, since a payload's stores show in its readers' time, not its writer's: it times its
