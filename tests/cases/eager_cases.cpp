@@ -110,6 +110,7 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
                            Case{DataType::u8, 3 * 65536 + 7}, Case{DataType::bf16, 5 * 32768}};
     std::vector<std::vector<std::byte>> data;
     std::vector<double> sums(cases.size() * 2);
+    const double one = rank + 1.0;  // every all-reduce's input, alive until every call is waited for
     std::vector<Work> works;
     if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
     for (std::size_t call = 0; call < cases.size() * 2; ++call) {
@@ -121,7 +122,6 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
       });
       works.push_back(comm.broadcast(BufferView(buffer.data(), each.count, each.type),
                                      {.root = root, .algorithm = "eager"}));
-      const double one = rank + 1.0;
       works.push_back(comm.all_reduce(std::span<const double>(&one, 1), std::span<double>(&sums[call], 1),
                                       {.algorithm = "eager"}));
     }
