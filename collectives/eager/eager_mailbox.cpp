@@ -52,6 +52,15 @@ constexpr std::size_t kSegmentBytes = kSlotsAt + EagerMailbox::kSlots * kSlotStr
 constexpr std::size_t kWritingTookAt = kInlineAt;
 constexpr std::size_t kWriterBufferAt = kWritingTookAt + sizeof(std::uint64_t);
 static_assert(kWriterBufferAt + sizeof(std::uint64_t) <= kCacheLine);
+// A payload left in its writer's buffer is not timed, so the word of its writing's time says
+// instead whether the buffer lies in a shared segment (Communicator::allocate_shared); the
+// segment's reference then ends the slot, whose payload bytes such a payload does not use but for
+// an all_to_allv's table at their start. The readers copy it through their own mapping of the
+// segment, with loads, as the shm path reads: a kernel copy of shared memory ran slower than of
+// plain memory on the 2-core VM (perftests/README.md).
+constexpr std::uint64_t kInSharedSegment = 1;
+constexpr std::size_t kSegmentReferenceAt = kSlotStride - sizeof(SegmentReference);
+static_assert(kSegmentReferenceAt % alignof(SegmentReference) == 0);
 
 std::uint64_t load_acquire(const std::byte* word) noexcept {
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(word)))
@@ -195,13 +204,16 @@ std::shared_ptr<EagerMailbox> EagerMailbox::create(CommunicatorImpl& comm, Opera
   }
   return std::make_shared<EagerMailbox>(std::move(segments), std::move(own), std::move(bases),
                                         RankProcesses(std::move(processes)), comm.rank(), comm.context(label),
-                                        ranks_outnumber_cores(cores), every_rank_reads ? peer_reads : PeerReads::never);
+                                        ranks_outnumber_cores(cores), every_rank_reads ? peer_reads : PeerReads::never,
+                                        comm.shared_memory().shared_from_this());
 }
 
 EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
                            std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
-                           bool ranks_share_cores, PeerReads peer_reads)
+                           bool ranks_share_cores, PeerReads peer_reads,
+                           std::shared_ptr<SharedMemoryRegistry> shared_buffers)
     : segments_(std::move(segments)),
+      shared_buffers_(std::move(shared_buffers)),
       own_(std::move(own)),
       bases_(std::move(bases)),
       rank_(rank),
@@ -324,7 +336,7 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   if (args.kind == CollectiveKind::all_to_allv) {
     write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way);
   } else if (lent) {
-    // The readers copy from args.input: nothing more to write.
+    // The readers copy from args.input: nothing more to write but where it lies.
   } else if (own_block_unpublished(args)) {
     // Each peer reads only its own block of this input: this rank's block stays out of the slot
     // (a copy of 1/size of the input less), and finish() takes it from the input.
@@ -342,6 +354,7 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     const std::uint64_t took = elapsed_nanoseconds(began);
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);
   }
+  if (lent) describe_lent_buffer(mine, args.input.data, args.input.bytes());
   store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
   return lent;
 }
@@ -416,9 +429,13 @@ void EagerMailbox::finish(const Operation& operation) {
     const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (const std::uint64_t buffer = writer_buffer(writer); buffer == 0) {
       std::memcpy(to, payload(writer) + at, bytes);
-    } else if (const int error = read_writer_buffer(writer, buffer + at, to, bytes); error != 0) {
-      unread_writer = writer;
-      unread_errno = error;
+    } else {
+      const std::byte* in_segment = writer_segment(writer, operation.op);
+      if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes);
+          error != 0) {
+        unread_writer = writer;
+        unread_errno = error;
+      }
     }
     if (timed) reading_took = elapsed_nanoseconds(began);
   };
@@ -508,11 +525,52 @@ void EagerMailbox::finish(const Operation& operation) {
   mark_read(operation.op);
 }
 
-int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, void* to, std::size_t bytes) const noexcept {
+int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
+                                     std::size_t bytes) const noexcept {
   const std::int64_t pid = processes_[writer].pid;
-  if (pid != processes_[rank_].pid) return read_from_process(pid, address, to, bytes);
-  std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
-  return 0;
+  if (pid == processes_[rank_].pid) {
+    std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
+    return 0;
+  }
+  if (in_segment != nullptr) {
+    copy_host_bytes(to, in_segment, bytes, bytes);
+    return 0;
+  }
+  return read_from_process(pid, address, to, bytes);
+}
+
+void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept {
+  std::uint64_t in_segment = 0;
+  try {
+    if (shared_buffers_) {
+      if (auto location = shared_buffers_->locate(buffer, bytes)) {
+        const auto reference = SegmentReference::of(*location);
+        if (!reference.empty()) {
+          std::memcpy(mine + kSegmentReferenceAt, &reference, sizeof reference);
+          in_segment = kInSharedSegment;
+        }
+      }
+    }
+  } catch (...) {
+    in_segment = 0;  // the readers read it by kernel copy
+  }
+  std::memcpy(mine + kWritingTookAt, &in_segment, sizeof in_segment);
+}
+
+const std::byte* EagerMailbox::writer_segment(int writer, std::int64_t op) const noexcept {
+  if (!shared_buffers_ || processes_[writer].pid == processes_[rank_].pid) return nullptr;
+  const std::byte* theirs = slot(writer, op);
+  std::uint64_t in_segment = 0;
+  std::memcpy(&in_segment, theirs + kWritingTookAt, sizeof in_segment);
+  if (in_segment != kInSharedSegment) return nullptr;
+  SegmentReference reference;
+  std::memcpy(static_cast<void*>(&reference), theirs + kSegmentReferenceAt, sizeof reference);
+  const auto location = reference.location();
+  try {
+    return shared_buffers_->map_peer(location.handle) + location.offset;
+  } catch (...) {
+    return nullptr;  // a kernel copy reads it still
+  }
 }
 
 Error EagerMailbox::unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const {

@@ -72,10 +72,13 @@ class EagerMailbox {
   /// `segments` made `own` and mapped the peers' `bases`; `processes` are the ranks' processes;
   /// `where` names the backend and rank in errors, each of which names its operation and peer
   /// itself; `ranks_share_cores`: the ranks outnumber the cores they may run on; `peer_reads`:
-  /// never unless every rank may read every peer's memory.
+  /// never unless every rank may read every peer's memory; `shared_buffers`: the communicator's
+  /// registry of Communicator::allocate_shared segments, through which payloads left in such
+  /// buffers are read (null: none are).
   EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::shared_ptr<SharedSegment> own,
                std::vector<std::byte*> bases, RankProcesses processes, int rank, ErrorContext where,
-               bool ranks_share_cores, PeerReads peer_reads = PeerReads::never);
+               bool ranks_share_cores, PeerReads peer_reads = PeerReads::never,
+               std::shared_ptr<SharedMemoryRegistry> shared_buffers = nullptr);
   EagerMailbox(const EagerMailbox&) = delete;
   EagerMailbox& operator=(const EagerMailbox&) = delete;
   ~EagerMailbox();
@@ -181,8 +184,17 @@ class EagerMailbox {
   [[nodiscard]] bool finished_cleanly(std::int64_t op) const noexcept;
   /// Marks operation `op` read here, in the shared counter too.
   void mark_read(std::int64_t op) noexcept;
-  /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno.
-  int read_writer_buffer(int writer, std::uint64_t address, void* to, std::size_t bytes) const noexcept;
+  /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno. `in_segment`:
+  /// where the buffer lies in a shared segment, its address mapped here, which is read instead.
+  int read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
+                         std::size_t bytes) const noexcept;
+  /// Where `writer`'s payload of operation `op`, left in its buffer, lies in a shared segment
+  /// (Communicator::allocate_shared): the buffer's start, mapped here; null where it does not, or
+  /// where the writer is a thread of this process, or where this process cannot map the segment.
+  [[nodiscard]] const std::byte* writer_segment(int writer, std::int64_t op) const noexcept;
+  /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
+  /// segment, if it does.
+  void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
   [[nodiscard]] Error unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const;
@@ -197,6 +209,7 @@ class EagerMailbox {
                     std::shared_ptr<const void> buffers);
 
   std::shared_ptr<SharedMemoryRegistry> segments_;  ///< outlives own_ and the peers' mappings
+  std::shared_ptr<SharedMemoryRegistry> shared_buffers_;  ///< Communicator::allocate_shared's; may be null
   std::shared_ptr<SharedSegment> own_;
   std::vector<std::byte*> bases_;  ///< every rank's segment, mapped here
   int rank_;

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "cases/collective_cases.hpp"
@@ -239,6 +241,69 @@ TEST(MpiCollectives, SharedMemoryAllReduceStoresBothWays) {
 }
 
 TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_collectives(true); }
+
+/// The all-gather, the all-to-all out of place and the all-to-allv at sizes whose eager payloads
+/// their readers copy from the writers' buffers (32 KiB a reader at two ranks; at every size under
+/// MESHCOMM_EAGER_PEER_READS=always), with every rank's buffers from allocate_shared, which the
+/// readers copy through their own mapping of the writer's segment, or only rank 0's (the others
+/// read by kernel copy), three floats into the segments. Every result exact.
+void check_eager_reads_of_shared_buffers(bool only_rank_zero_shared) {
+  auto comm = mpi_world().split(0, mpi_world().rank());
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const auto ranks = static_cast<std::size_t>(size);
+  const bool shared = !only_rank_zero_shared || rank == 0;
+  constexpr std::size_t kOffset = 3;
+  constexpr std::size_t kBlock = 8192;  // floats: 32 KiB from each writer to each reader
+  auto shared_input = comm.allocate_shared((kBlock * ranks + kOffset) * sizeof(float));
+  auto shared_output = comm.allocate_shared((kBlock * ranks + kOffset) * sizeof(float));
+  std::vector<float> plain_input(kBlock * ranks), plain_output(kBlock * ranks);
+  const auto input = shared ? shared_input.as<float>().subspan(kOffset, kBlock * ranks) : std::span<float>(plain_input);
+  const auto output =
+      shared ? shared_output.as<float>().subspan(kOffset, kBlock * ranks) : std::span<float>(plain_output);
+  auto expect_blocks = [&](int call, std::string_view what) {
+    for (int from = 0; from < size; ++from) {
+      EXPECT_EQ(verifiable::count_wrong(output.data(), from * kBlock, kBlock, DataType::f32,
+                                        [&](std::size_t i) { return verifiable::payload(from, call, i); }),
+                0U)
+          << what << " from rank " << from << " on rank " << rank;
+    }
+  };
+  for (bool in_place : {false, true}) {
+    auto mine = in_place ? output.subspan(rank * kBlock, kBlock) : input.first(kBlock);
+    verifiable::fill(mine.data(), 0, kBlock, DataType::f32, [&](std::size_t i) { return verifiable::payload(rank, 0, i); });
+    comm.all_gather(std::span<const float>(mine), output).wait(std::chrono::seconds(20));
+    expect_blocks(0, in_place ? "all_gather in place" : "all_gather");
+  }
+  // Block `to` of each rank's input goes to rank `to`: the payload of (this rank, that rank).
+  auto fill_blocks = [&] {
+    for (int to = 0; to < size; ++to) {
+      verifiable::fill(input.data(), to * kBlock, kBlock, DataType::f32,
+                       [&](std::size_t i) { return verifiable::payload(rank, 1 + to, i); });
+    }
+  };
+  auto expect_exchanged = [&](std::string_view what) {
+    for (int from = 0; from < size; ++from) {
+      EXPECT_EQ(verifiable::count_wrong(output.data(), from * kBlock, kBlock, DataType::f32,
+                                        [&](std::size_t i) { return verifiable::payload(from, 1 + rank, i); }),
+                0U)
+          << what << " from rank " << from << " on rank " << rank;
+    }
+  };
+  fill_blocks();
+  comm.all_to_all(std::span<const float>(input), output).wait(std::chrono::seconds(20));
+  expect_exchanged("all_to_all");
+  std::vector<std::size_t> counts(ranks, kBlock), offsets(ranks);
+  for (std::size_t peer = 0; peer < ranks; ++peer) offsets[peer] = peer * kBlock;
+  std::fill(output.begin(), output.end(), -1.0F);
+  comm.all_to_allv(std::span<const float>(input), output, {counts, offsets, counts, offsets})
+      .wait(std::chrono::seconds(20));
+  expect_exchanged("all_to_allv");
+  mpi_world().barrier();
+}
+
+TEST(MpiCollectives, EagerReadsOfSharedBuffers) { check_eager_reads_of_shared_buffers(false); }
+TEST(MpiCollectives, EagerReadsOfSharedAndPlainBuffers) { check_eager_reads_of_shared_buffers(true); }
 
 }  // namespace
 }  // namespace meshcomm::testing
