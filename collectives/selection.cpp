@@ -138,7 +138,7 @@ SelectionTable SelectionTable::measured_defaults() {
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
   //   7.2-7.5 us at 64 KiB): where eager hands an all-to-allv over, pairwise takes it;
   // - broadcast: `eager` below 512 KiB, past the slots' 64 KiB in pieces of 64 KiB, the root
-  //   streaming one into its slot while the readers copy the one before (eager_mailbox.hpp). On
+  //   storing one into its slot while the readers copy the one before (eager_mailbox.hpp). On
   //   2026-11-29 (`broadcast_perf --algo eager,binomial,native -b 128K -e 512K -f 2`, mpi_best /
   //   time, out / in place; out of place the root copies its input into the buffer first, so the
   //   readers of a single copy read lines the root has just written, and the root then writes
