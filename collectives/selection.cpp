@@ -55,11 +55,19 @@ SelectionTable SelectionTable::measured_defaults() {
   // - all-reduce on user buffers against the faster of MPI_Allreduce and MPI_Iallreduce:
   //   recursive doubling up to 64 KiB, the ring from 128 KiB (recursive doubling there is
   //   0.41-0.62x of it at -np 3 and 4). At two ranks on mpi and ucx, whose one exchange is a
-  //   single copy each way, recursive doubling up to 512 KiB: on 2026-11-29 (five launches of
-  //   `all_reduce_perf --backend mpi,ucx --algo ring,recursive_doubling`, mpi_best / time, out
-  //   / in place) 1.88-2.00 / 0.96-1.12x at 128 KiB against the ring's 1.18-1.37 / 0.83-1.09x,
-  //   1.71-2.27 / 0.94-1.04x at 256 KiB against 1.39-1.68 / 0.95-1.04x; at 512 KiB, where shm
-  //   takes shared buffers, 1.48-1.65 / 0.97-1.14x against 1.37-1.54 / 0.87-1.08x. Not on
+  //   single copy each way, recursive doubling below 192 KiB. In place the buffer it sends is
+  //   the one the call before has just written, so the peer's single copy reads lines this
+  //   rank's core holds modified and this rank's reduction then writes lines the peer holds;
+  //   how much that costs depends on the CPU. Five launches on the AMD EPYC VM on 2026-11-29
+  //   (`all_reduce_perf --backend mpi,ucx --algo ring,recursive_doubling`, mpi_best / time, out
+  //   / in place): 1.88-2.00 / 0.96-1.12x at 128 KiB against the ring's 1.18-1.37 / 0.83-1.09x,
+  //   1.71-2.27 / 0.94-1.04x at 256 KiB against 1.39-1.68 / 0.95-1.04x, 1.48-1.65 / 0.97-1.14x
+  //   at 512 KiB against 1.37-1.54 / 0.87-1.08x. Two launches each on the Intel Xeon VM the
+  //   same day, both backends: 2.53-2.59 / 0.91-0.93x at 128 KiB against the ring's 1.12-1.17 /
+  //   1.04-1.07x, 2.45-2.55 / 0.86-0.90x at 192 KiB against 1.48-1.52 / 1.01-1.10x, 2.03-2.48 /
+  //   0.79-0.90x at 256 KiB against 1.53-1.57 / 0.97-1.06x, 1.43-1.63 / 0.75-0.79x at 512 KiB
+  //   against 1.37-1.58 / 0.93-1.00x. The ring's worst case is the better one from 192 KiB.
+  //   Out of place the input is the same every call, which a peer reads from clean lines. Not on
   //   inproc, where threads share one memory: there the ring took half its time. At two ranks on mpi, from 4 KiB to
   //   8 KiB the ring's halves stay under Open MPI's 4 KiB eager limit while recursive doubling's
   //   whole message does not: 2.2 against 3.6 us at 4 KiB;
@@ -201,9 +209,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * KiB, .max_bytes = 8 * KiB, .max_ranks = 2,
        .algorithm = "ring"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 128 * KiB, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 512 * KiB, .max_ranks = 2,
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 192 * KiB, .max_ranks = 2,
        .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 512 * KiB, .max_ranks = 2,
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 192 * KiB, .max_ranks = 2,
        .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},

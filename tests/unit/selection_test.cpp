@@ -107,8 +107,11 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles)
     return name ? std::string(*name) : std::string("(none)");
   };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
-    // Two ranks exchange whole vectors up to 512 KiB: one single copy each way.
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 2), "recursive_doubling");
+    // Two ranks exchange whole vectors below 192 KiB: one single copy each way. The ring takes
+    // 192 KiB up to the shm row.
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 192 * KiB - 1, 2), "recursive_doubling");
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 192 * KiB, 2), "ring");
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 2), "ring");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 3), "ring");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB, 2), "shm");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 64 * MiB, 16), "shm");
