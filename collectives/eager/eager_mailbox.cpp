@@ -447,7 +447,7 @@ void EagerMailbox::finish(const Operation& operation) {
       for (int rank = 0; rank < size_; ++rank) {
         if (rank != rank_) copy_from(rank, output + rank * block, 0, block);
       }
-      if (!args.in_place) std::memcpy(output + rank_ * block, args.input.data, block);
+      if (!args.in_place) copy_host_bytes(output + rank_ * block, args.input.data, block, args.output.bytes());
       break;
     }
     case CollectiveKind::all_to_all: {
@@ -456,7 +456,8 @@ void EagerMailbox::finish(const Operation& operation) {
         if (rank != rank_) copy_from(rank, output + rank * block, rank_ * block, block);
       }
       if (!args.in_place) {
-        std::memcpy(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block);
+        copy_host_bytes(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block,
+                        args.output.bytes());
       }
       break;
     }
