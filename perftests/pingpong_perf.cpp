@@ -4,10 +4,8 @@
 // theirs, each rank posts a receive only once its send is done, so that posting it happens
 // while the message is on its way rather than on the round trip's path.
 
-#include <fmt/format.h>
-
 #include "engine/perf_operation.hpp"
-#include "meshcomm/error.hpp"
+#include "engine/rank_pairs.hpp"
 #include "verifiable/verifiable.hpp"
 
 namespace meshcomm::perf {
@@ -23,10 +21,7 @@ class PingPong final : public PerfOperation {
   double bus_factor(int) const override { return 2.0; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {
-    if (comm.size() % 2 != 0) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("pingpong_perf pairs ranks up; run it on an even number of ranks, not {}", comm.size()));
-    }
+    require_pairs(comm, "pingpong_perf");
     verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
   }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
@@ -72,9 +67,6 @@ class PingPong final : public PerfOperation {
           return code == MPI_SUCCESS ? MPI_Irecv(mpi.recv, bytes, MPI_BYTE, other, 0, mpi.comm, request) : code;
         });
   }
-
- private:
-  static int partner(const Communicator& comm) { return comm.rank() ^ 1; }
 };
 
 }  // namespace

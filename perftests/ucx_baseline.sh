@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # meshcomm's ucx backend beside UCX's own benchmark, on this node: ucx_perftest (tag_lat,
-# tag_bw) and pingpong_perf --backend ucx alternate over several rounds with the same UCX
-# settings (error mode peer, shared memory kept, keepalive 1 s); the table gives medians.
+# tag_bw) and pingpong_perf / bandwidth_perf --backend ucx alternate over several rounds with the
+# same UCX settings (error mode peer, shared memory kept, keepalive 1 s); the table gives medians.
 #
 #   bash perftests/ucx_baseline.sh [build-dir] [rounds]
 #
-# Latency is half the ping-pong round trip (what tag_lat reports). Bandwidth is ping-pong's two
-# messages over the round trip beside tag_bw's stream of messages in one direction.
+# Latency is half the ping-pong round trip (what tag_lat reports). Bandwidth is a one-way stream
+# of messages on both sides: bandwidth_perf's beside tag_bw's.
 set -euo pipefail
 
 build=${1:-build}
@@ -47,11 +47,11 @@ for ((round = 1; round <= rounds; ++round)); do
         awk -v s="$size" '{printf "ucx_perftest %s %.3f\n", s, $6 * 1.048576 / 1000}' >> "$results"
     fi
   done
-  # As many timed round trips as ucx_perftest makes: 20000 up to 4 KiB, 200 from 1 MiB.
+  # As many timed round trips or messages as ucx_perftest makes: 20000 up to 4 KiB, 200 from 1 MiB.
   {
     mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 8 -e 4K -f 2 -n 20000 -w 1000 \
       --buffers user --baseline none
-    mpirun -np 2 "$build/perftests/pingpong_perf" --backend ucx -b 1M -e 64M -f 2 -n 200 -w 20 \
+    mpirun -np 2 "$build/perftests/bandwidth_perf" --backend ucx -b 1M -e 64M -f 2 -n 200 -w 20 \
       --buffers user --baseline none
   } | awk '$1 ~ /^[0-9]+$/ {print $1, $7, $9}' \
     | while read -r size time busbw; do
