@@ -22,24 +22,35 @@ SelectionTable SelectionTable::measured_defaults() {
   // Measured at -np 2 on the 2-core development machine (perftests/README.md):
   // - small calls (each rank publishing at most 64 KiB) of ranks on one host: `eager`, through
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
-  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B:
-  //   1.09x in a fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every
-  //   other path was 0.4-1.2x. Where each reader copies 32 KiB or more of an all-gather's or an
-  //   all-to-all's payload, and the ranks have cores of their own, the readers copy it from the
-  //   writer's buffer in one copy (eager_store_choice.hpp): at two ranks on 2026-11-29
-  //   (`all_gather_perf --backend mpi,ucx --algo eager,recursive_doubling`, three launches, out /
-  //   in place) eager ran 1.08-1.18 / 1.11-1.15x mpi_best at 80 KiB against recursive doubling's
-  //   0.81-0.93 / 0.83-0.96x, and 1.02-1.16 / 1.08-1.14x at 128 KiB against 0.84-1.03 /
-  //   0.85-0.96x, on both backends; through the slots it had run 0.71-0.82x at 128 KiB, so
-  //   recursive doubling had taken two ranks from 80 KiB. Payloads read so take no room in the
-  //   slots, so there it takes all-gathers and all-to-alls past the slots' 64 KiB a rank, up to
-  //   the shm rows at 512 KiB: three launches each at two ranks on mpi (out / in place) ran the
-  //   all-gather at 1.04-1.16 / 1.04-1.09x at 128 KiB and 1.05-1.09 / 1.03-1.10x at 256 KiB
-  //   against recursive doubling's 0.96-1.02 / 0.91-0.96x and 0.94-0.99 / 0.93-0.99x, the
-  //   all-to-all out of place at 1.09-1.17x and 1.03-1.12x against pairwise's 0.96-0.98x and
-  //   0.96-1.05x. All-to-allv's counts differ by rank, so `eager` takes every call and hands it,
-  //   alike on every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of
-  //   blocks at two ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
+  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B: 1.09x in a
+  //   fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every other path
+  //   was 0.4-1.2x. Where each reader copies 32 KiB or more of an all-gather's or an all-to-all's
+  //   payload, and the ranks have cores of their own, the readers copy it from the writer's buffer
+  //   in one copy (eager_store_choice.hpp): at two ranks on 2026-11-29 (`all_gather_perf --backend
+  //   mpi,ucx --algo eager,recursive_doubling`, three launches, out / in place) eager ran 1.08-1.18
+  //   / 1.11-1.15x mpi_best at 80 KiB against recursive doubling's 0.81-0.93 / 0.83-0.96x, and
+  //   1.02-1.16 / 1.08-1.14x at 128 KiB against 0.84-1.03 / 0.85-0.96x, on both backends; through
+  //   the slots it had run 0.71-0.82x at 128 KiB, so recursive doubling had taken two ranks from 80
+  //   KiB. Payloads read so take no room in the slots, so there it takes all-gathers and
+  //   all-to-alls past the slots' 64 KiB a rank, up to the shm rows at 512 KiB: three launches each
+  //   at two ranks on mpi (out / in place) ran the all-gather at 1.04-1.16 / 1.04-1.09x at 128 KiB
+  //   and 1.05-1.09 / 1.03-1.10x at 256 KiB against recursive doubling's 0.96-1.02 / 0.91-0.96x and
+  //   0.94-0.99 / 0.93-0.99x, the all-to-all out of place at 1.09-1.17x and 1.03-1.12x against
+  //   pairwise's 0.96-0.98x and 0.96-1.05x. At two ranks on mpi and ucx its rows go on past 512
+  //   KiB, before the shm rows, whose descriptor exchange hands plain buffers to the ring or
+  //   pairwise: on the Intel VM on 2026-11-29 (the library with and without these rows, alternated
+  //   launches, `--buffers both`, mpi_best / time, out / in place, user buffers) the all-gather ran
+  //   0.95-1.08 / 1.01-1.14x at 512 KiB-2 MiB against 0.88-1.03 / 0.88-1.00x (two launches on mpi,
+  //   two on ucx), and the all-to-all out of place 1.02-1.13x at 512 KiB-4 MiB against 0.88-0.99x;
+  //   on allocate_shared buffers, which it reads through its mappings, level or ahead there
+  //   (all-gather 1.42-1.58x against 1.24-1.60x out of place). From 4 MiB the shm all-gather's
+  //   streamed copies lead on shared buffers (1.53-1.60x against 1.34-1.45x out of place at 4 MiB),
+  //   from 8 MiB the two all-to-alls run level. In place an all-to-all's payloads are never read
+  //   from their writers, so eager declines it there, as it does where ranks share cores (more
+  //   ranks than the VM's two cores were not measured on cores of their own, so these rows stop at
+  //   two). All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
+  //   every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of blocks at two
+  //   ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
   //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
   //   1.06-1.61x where the blocks a rank sends its peer are 16-37 KiB (ten launches, the lowest
@@ -189,6 +200,14 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 4 * MiB, .max_ranks = 2,
+       .algorithm = "eager"},
+      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 4 * MiB, .max_ranks = 2,
+       .algorithm = "eager"},
+      {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
+       .algorithm = "eager"},
+      {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
+       .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},

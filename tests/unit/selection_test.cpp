@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -209,11 +210,14 @@ TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
     }
     EXPECT_EQ(first, preferred(table, CollectiveKind::all_gather, BackendKind::mpi, bytes)) << bytes;
   }
-  // Eager comes first, then mpi's own rows and those of any backend.
-  ASSERT_GE(names.size(), 2U);
+  // Eager comes first (any backend's row, then mpi's own for two ranks), then mpi's own rows and
+  // those of any backend.
+  ASSERT_GE(names.size(), 3U);
   EXPECT_EQ(names[0], "eager");
-  EXPECT_EQ(names[1], "native");
+  EXPECT_EQ(names[1], "eager");
+  EXPECT_EQ(names[2], "native");
   EXPECT_EQ(std::count(names.begin(), names.end(), "shm"), 1) << "the ucx row's shm is not mpi's";
+  EXPECT_EQ(std::count(names.begin(), names.end(), "eager"), 2) << "the ucx row's eager is not mpi's";
 }
 
 TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
@@ -235,21 +239,29 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
   }
 }
 
-TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiB) {
+TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastIt) {
   // Where it runs: up to its slots' size, or where the peers read every payload from its
-  // writer's buffer (EagerMailbox::takes).
+  // writer's buffer (EagerMailbox::takes). At two ranks on mpi and ucx it comes before the shm
+  // row up to 4 MiB (all-gather) and 8 MiB (all-to-all); where it declines, shm follows.
   const auto table = SelectionTable::measured_defaults();
-  for (auto kind : {CollectiveKind::all_gather, CollectiveKind::all_to_all}) {
-    auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
-      return preferred(table, kind, backend, bytes, ranks, true);
+  const std::map<CollectiveKind, std::size_t> two_ranks_up_to{{CollectiveKind::all_gather, 4 * MiB},
+                                                              {CollectiveKind::all_to_all, 8 * MiB}};
+  for (const auto& [kind, up_to] : two_ranks_up_to) {
+    auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool eager_runs = true) {
+      return preferred(table, kind, backend, bytes, ranks, eager_runs);
     };
     for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
       EXPECT_EQ(at(backend, 64 * KiB, 2), "eager") << to_string(kind);
       EXPECT_EQ(at(backend, 512 * KiB - 4, 2), "eager") << to_string(kind);
-      EXPECT_EQ(at(backend, 512 * KiB, 2), "shm") << to_string(kind) << ": the shared buffers' row from 512 KiB";
+      EXPECT_EQ(at(backend, 512 * KiB, 2), "eager") << to_string(kind);
+      EXPECT_EQ(at(backend, up_to - 4, 2), "eager") << to_string(kind);
+      EXPECT_EQ(at(backend, up_to, 2), "shm") << to_string(kind) << ": the shared buffers' row";
+      EXPECT_EQ(at(backend, 1 * MiB, 2, false), "shm") << to_string(kind) << ": where eager declines";
       EXPECT_EQ(at(backend, 128 * KiB, 3), "eager") << to_string(kind);
+      EXPECT_EQ(at(backend, 512 * KiB, 3), "shm") << to_string(kind) << ": eager past 512 KiB at two ranks only";
     }
     EXPECT_EQ(at(BackendKind::inproc, 256 * KiB, 2), "eager") << to_string(kind);
+    EXPECT_NE(at(BackendKind::inproc, 1 * MiB, 2), "eager") << to_string(kind);
   }
 }
 
