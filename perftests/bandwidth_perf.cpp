@@ -5,20 +5,16 @@
 // on its sender as soon as the transport has taken it, and the sender runs ahead. The time is
 // the receiver's (the slowest rank's, by default) per message; busbw = algbw.
 
-#include "engine/perf_operation.hpp"
+#include "engine/point_to_point_operation.hpp"
 #include "engine/rank_pairs.hpp"
 #include "verifiable/verifiable.hpp"
 
 namespace meshcomm::perf {
 namespace {
 
-class Bandwidth final : public PerfOperation {
+class Bandwidth final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "bandwidth"; }
-  bool has_in_place() const noexcept override { return false; }
-  PerfCounts counts(std::size_t count, int, int) const override {
-    return {.send = count, .recv = count, .reported = count};
-  }
   double bus_factor(int) const override { return 1.0; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {

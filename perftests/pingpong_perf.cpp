@@ -4,20 +4,16 @@
 // theirs, each rank posts a receive only once its send is done, so that posting it happens
 // while the message is on its way rather than on the round trip's path.
 
-#include "engine/perf_operation.hpp"
+#include "engine/point_to_point_operation.hpp"
 #include "engine/rank_pairs.hpp"
 #include "verifiable/verifiable.hpp"
 
 namespace meshcomm::perf {
 namespace {
 
-class PingPong final : public PerfOperation {
+class PingPong final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "pingpong"; }
-  bool has_in_place() const noexcept override { return false; }
-  PerfCounts counts(std::size_t count, int, int) const override {
-    return {.send = count, .recv = count, .reported = count};
-  }
   double bus_factor(int) const override { return 2.0; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {

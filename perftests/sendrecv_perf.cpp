@@ -1,19 +1,15 @@
 // sendrecv_perf: each rank sends `count` elements to rank+1 and receives from rank-1 (one ring
 // step); busbw = algbw. Out of place only: one buffer cannot be sent and received at once.
 
-#include "engine/perf_operation.hpp"
+#include "engine/point_to_point_operation.hpp"
 #include "verifiable/verifiable.hpp"
 
 namespace meshcomm::perf {
 namespace {
 
-class SendRecv final : public PerfOperation {
+class SendRecv final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "sendrecv"; }
-  bool has_in_place() const noexcept override { return false; }
-  PerfCounts counts(std::size_t count, int, int) const override {
-    return {.send = count, .recv = count, .reported = count};
-  }
   double bus_factor(int) const override { return 1.0; }
   void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
             const Communicator& comm) const override {
