@@ -43,9 +43,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.95-1.08 / 1.01-1.14x at 512 KiB-2 MiB against 0.88-1.03 / 0.88-1.00x (two launches on mpi,
   //   two on ucx), and the all-to-all out of place 1.02-1.13x at 512 KiB-4 MiB against 0.88-0.99x;
   //   on allocate_shared buffers, which it reads through its mappings, level or ahead there
-  //   (all-gather 1.42-1.58x against 1.24-1.60x out of place). From 4 MiB the shm all-gather's
-  //   streamed copies lead on shared buffers (1.53-1.60x against 1.34-1.45x out of place at 4 MiB),
-  //   from 8 MiB the two all-to-alls run level. In place an all-to-all's payloads are never read
+  //   (all-gather 1.42-1.58x against 1.24-1.60x out of place). At 4 MiB the shm all-gather leads
+  //   on shared buffers (1.53-1.60x against 1.34-1.45x out of place), at 8 MiB the two
+  //   all-to-alls run level. In place an all-to-all's payloads are never read
   //   from their writers, so eager declines it there, as it does where ranks share cores (more
   //   ranks than the VM's two cores were not measured on cores of their own, so these rows stop at
   //   two). All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
