@@ -431,7 +431,8 @@ void EagerMailbox::finish(const Operation& operation) {
       std::memcpy(to, payload(writer) + at, bytes);
     } else {
       const std::byte* in_segment = writer_segment(writer, operation.op);
-      if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes);
+      if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes,
+                                               args.output.bytes());
           error != 0) {
         unread_writer = writer;
         unread_errno = error;
@@ -527,14 +528,14 @@ void EagerMailbox::finish(const Operation& operation) {
 }
 
 int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
-                                     std::size_t bytes) const noexcept {
+                                     std::size_t bytes, std::size_t total_bytes) const noexcept {
   const std::int64_t pid = processes_[writer].pid;
   if (pid == processes_[rank_].pid) {
     std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
     return 0;
   }
   if (in_segment != nullptr) {
-    copy_host_bytes(to, in_segment, bytes, bytes);
+    copy_host_bytes(to, in_segment, bytes, total_bytes);
     return 0;
   }
   return read_from_process(pid, address, to, bytes);

@@ -185,9 +185,11 @@ class EagerMailbox {
   /// Marks operation `op` read here, in the shared counter too.
   void mark_read(std::int64_t op) noexcept;
   /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno. `in_segment`:
-  /// where the buffer lies in a shared segment, its address mapped here, which is read instead.
+  /// where the buffer lies in a shared segment, its address mapped here, which is read instead,
+  /// streamed where `total_bytes` (what the operation writes on this rank) reaches the threshold,
+  /// as copy_host_bytes() has it.
   int read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
-                         std::size_t bytes) const noexcept;
+                         std::size_t bytes, std::size_t total_bytes) const noexcept;
   /// Where `writer`'s payload of operation `op`, left in its buffer, lies in a shared segment
   /// (Communicator::allocate_shared): the buffer's start, mapped here; null where it does not, or
   /// where the writer is a thread of this process, or where this process cannot map the segment.
