@@ -21,10 +21,18 @@ struct TableEntry {
   std::uint64_t expected = 0;
 };
 
-/// The flag before the table: 0 where the blocks did not fit, 1 where they follow it, 2 where
-/// they stay in the writer's input.
+/// The flag before the table: where the writer's blocks are.
 constexpr std::size_t kBlocksFollowFlagBytes = sizeof(std::uint64_t);
-constexpr std::uint64_t kBlocksInInput = 2;
+constexpr std::uint64_t kBlocksOverflowed = 0;  ///< nowhere: they did not fit the slot
+constexpr std::uint64_t kBlocksFollow = 1;      ///< after the table
+constexpr std::uint64_t kBlocksInInput = 2;     ///< in the writer's input
+constexpr std::uint64_t kBlocksHandedOver = 3;  ///< nowhere: they fit, but the writer hands the call over
+
+std::uint64_t blocks_flag(const std::byte* payload) noexcept {
+  std::uint64_t flag = 0;
+  std::memcpy(&flag, payload, sizeof flag);
+  return flag;
+}
 
 std::size_t all_to_allv_table_bytes(std::size_t ranks) noexcept {
   return kBlocksFollowFlagBytes + ranks * sizeof(TableEntry);
@@ -62,12 +70,19 @@ std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, st
 }
 
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
-                       PayloadWay way) noexcept {
+                       PayloadWay way, bool hand_over) noexcept {
   const auto& layout = args.layout;
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
   const bool in_input = way == PayloadWay::read_from_writer;
-  const std::uint64_t blocks_follow = in_input ? kBlocksInInput : all_to_allv_fits(args, rank, capacity) ? 1 : 0;
+  std::uint64_t blocks_follow = kBlocksFollow;
+  if (in_input) {
+    blocks_follow = kBlocksInInput;
+  } else if (!all_to_allv_fits(args, rank, capacity)) {
+    blocks_follow = kBlocksOverflowed;
+  } else if (hand_over) {
+    blocks_follow = kBlocksHandedOver;
+  }
   std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);
@@ -76,7 +91,7 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
     const TableEntry written{.offset = in_input ? in_input_at : at, .sent = layout.send_counts[peer] * element,
                              .expected = layout.recv_counts[peer] * element};
     std::memcpy(payload + kBlocksFollowFlagBytes + peer * sizeof(TableEntry), &written, sizeof written);
-    if (blocks_follow != 1 || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
+    if (blocks_follow != kBlocksFollow || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
     const std::byte* block = input + in_input_at;
     if (way == PayloadWay::streaming_stores) {
       streaming_copy(payload + at, block, written.sent);
@@ -108,13 +123,26 @@ std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payl
   return std::nullopt;
 }
 
+bool all_to_allv_handed_over_early(const std::byte* payload) noexcept {
+  return blocks_flag(payload) == kBlocksHandedOver;
+}
+
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept {
-  for (const auto* payload : payloads) {
-    std::uint64_t blocks_follow = 0;
-    std::memcpy(&blocks_follow, payload, sizeof blocks_follow);
-    if (blocks_follow == 0) return false;
-  }
-  return true;
+  return std::all_of(payloads.begin(), payloads.end(), [](const std::byte* payload) {
+    const std::uint64_t flag = blocks_flag(payload);
+    return flag == kBlocksFollow || flag == kBlocksInInput;
+  });
+}
+
+bool AllToAllvOverflowForecast::hands_over(const CollectiveArgs& args, int rank) const noexcept {
+  return overflowed_ && 2 * all_to_allv_sent_bytes(args, rank) >= sent_then_;
+}
+
+void AllToAllvOverflowForecast::learn(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
+                                      int rank) noexcept {
+  overflowed_ = std::any_of(payloads.begin(), payloads.end(),
+                            [](const std::byte* payload) { return blocks_flag(payload) == kBlocksOverflowed; });
+  sent_then_ = all_to_allv_sent_bytes(args, rank);
 }
 
 std::size_t all_to_allv_block_at(const std::byte* payload, int reader) noexcept {

@@ -10,6 +10,10 @@
 // then every rank takes its blocks from the slots, or, where some rank's did not fit, every rank
 // alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
 // pair that disagree about a count fail, naming each other, before any block is read.
+// A rank whose blocks do not fit starts the takeover at once; the others start it once they have
+// read its table, which waits for the last rank to publish. Where the last call was handed over
+// for want of room, a rank expects the next one of its size to be too (AllToAllvOverflowForecast),
+// says so in its table, whose blocks it then leaves out, and starts the takeover at once as well.
 
 #include <cstddef>
 #include <optional>
@@ -50,9 +54,14 @@ std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, st
 
 /// Writes rank `rank`'s table of `args` and, where they fit `capacity`, its blocks for the
 /// peers, into `payload`, the way `way` says (eager_store_choice.hpp): read_from_writer writes
-/// the table alone, pointing into the input, at any size.
+/// the table alone, pointing into the input, at any size. `hand_over`: the rank hands the call
+/// over even where its blocks fit, and writes the table alone (but where way is read_from_writer).
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
-                       PayloadWay way) noexcept;
+                       PayloadWay way, bool hand_over = false) noexcept;
+
+/// Whether `payload`'s writer hands the call over although its blocks fit its slot
+/// (write_all_to_allv's `hand_over`).
+bool all_to_allv_handed_over_early(const std::byte* payload) noexcept;
 
 /// The size_mismatch of a pair this rank is in whose ranks disagree about a count (the peer's
 /// table against this rank's layout, both ways), naming both ranks and both counts; `payloads`
@@ -60,8 +69,26 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
 std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                           int rank, ErrorContext context);
 
-/// Whether every rank's blocks fit its slot (and are there, or in its input).
+/// Whether every rank's blocks fit its slot (and are there, or in its input), and no rank hands
+/// the call over all the same.
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept;
+
+/// Whether a rank expects its next all_to_allv to be handed over for want of room in some rank's
+/// slot, from the calls it has seen finish: where the last one was, and this rank's blocks are
+/// at least half what they were in it. A call handed over on this forecast alone (no rank's
+/// blocks overflowed) sets it back, so that the next call tries the slots again: a wrong forecast
+/// costs one call's takeover, where the slots would have done, and never loses a call's blocks.
+class AllToAllvOverflowForecast {
+ public:
+  /// Whether rank `rank` hands `args` over at once even where its blocks fit its slot.
+  [[nodiscard]] bool hands_over(const CollectiveArgs& args, int rank) const noexcept;
+  /// Learns from `args`, finished: `payloads` holds every rank's, in rank order.
+  void learn(std::span<const std::byte* const> payloads, const CollectiveArgs& args, int rank) noexcept;
+
+ private:
+  bool overflowed_ = false;    ///< the last call was handed over because some rank's blocks did not fit
+  std::size_t sent_then_ = 0;  ///< this rank's block bytes in that call
+};
 
 /// Where the block for rank `reader` lies: in `payload`, or in its writer's input where the
 /// writer left its blocks there.

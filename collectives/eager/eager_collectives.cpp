@@ -2,6 +2,8 @@
 // their inputs into shared slots (EagerMailbox) and each computes its output from the peers'.
 // For small calls: a call whose peers have all arrived completes inside the call.
 
+#include <exception>
+
 #include <fmt/format.h>
 
 #include "algorithm.hpp"
@@ -113,6 +115,8 @@ class EagerCollective final : public AlgorithmOf<Kind> {
 
 /// An eager all_to_allv not finished inside its call: its eager operation, then, where that was
 /// handed over, the takeover's, on the tags reserved for it and the layout kept from the call.
+/// A takeover started while the eager operation still waits for peers' tables runs beside it:
+/// pairwise's later steps need not wait for the last rank to publish its table.
 class EagerAllToAllvState final : public WorkState {
  public:
   EagerAllToAllvState(CommunicatorImpl& comm, std::int64_t op, const CollectiveArgs& args, const Algorithm& takeover,
@@ -120,26 +124,42 @@ class EagerAllToAllvState final : public WorkState {
       : comm_(comm), eager_(comm, comm.eager_mailbox(), op, "all_to_allv", args.label), op_(op), args_(args),
         takeover_(takeover), tag_(tag) {
     args_.layout = copy_layout(args.layout, layout_);
-    // A rank whose own blocks did not fit knows the outcome already: it starts the takeover at
-    // once, beside its eager operation, whose table still lets a pair that disagrees fail.
-    if (!comm.eager_mailbox()->all_to_allv_fits(args)) take_over();
+    // A rank whose own blocks did not fit, or that expects some rank's not to, starts the
+    // takeover at once, beside its eager operation, whose table still lets a pair that disagrees
+    // fail.
+    if (comm.eager_mailbox()->hands_over_at_once(op, args)) take_over();
   }
 
   bool test() override {
     if (!eager_finished_) {
-      if (!eager_.test()) return false;
+      // The takeover's error waits for the eager part: where a pair disagrees about a count, the
+      // tables' error, which names both counts, is the call's, though pairwise saw it first.
+      const bool eager_finished = eager_.test();
+      if (taken_over_state_ && !takeover_error_) {
+        try {
+          test_takeover();
+        } catch (const Error&) {
+          takeover_error_ = std::current_exception();
+        }
+      }
+      if (!eager_finished) return false;
       eager_finished_ = true;
+      if (takeover_error_) std::rethrow_exception(takeover_error_);
       if (comm_.eager_mailbox()->take_handed_over(op_) && !taken_over_) take_over();
     }
-    return taken_over_state_ == nullptr || fatal_on_error_.run([&] { return taken_over_state_->test(); });
+    return taken_over_state_ == nullptr || test_takeover();
   }
 
   void wait_until(Clock::time_point deadline) override {
-    if (!eager_finished_) {
-      eager_.wait_until(deadline);
-      if (test()) return;
+    // Both parts progress while the eager one waits for its peers; then the takeover waits its own way.
+    if (!eager_finished_ && !poll_until([this] { return test() || eager_finished_; }, deadline)) {
+      eager_.wait_until(deadline);  // past the deadline: its error names the late ranks
+      test();
     }
-    if (taken_over_state_) fatal_on_error_.run([&] { taken_over_state_->wait_until(deadline); });
+    if (taken_over_state_ && !takeover_finished_) {
+      fatal_on_error_.run([&] { taken_over_state_->wait_until(deadline); });
+      takeover_finished_ = true;
+    }
   }
 
   bool fail_communicator_on_error(const std::shared_ptr<FatalState>& fatal) override {
@@ -158,7 +178,15 @@ class EagerAllToAllvState final : public WorkState {
   bool eager_finished_ = false;
   bool taken_over_ = false;
   std::shared_ptr<WorkState> taken_over_state_;
+  bool takeover_finished_ = false;
+  std::exception_ptr takeover_error_;  ///< the takeover's, until the eager part has finished
   FatalOnError fatal_on_error_;
+
+  /// Whether the takeover has finished; tests it until it has.
+  bool test_takeover() {
+    if (!takeover_finished_) takeover_finished_ = fatal_on_error_.run([&] { return taken_over_state_->test(); });
+    return takeover_finished_;
+  }
 
   /// Starts the takeover; its failures are the call's (the eager part fails the communicator
   /// itself).

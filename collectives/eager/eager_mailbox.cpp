@@ -334,7 +334,7 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
   }
   if (args.kind == CollectiveKind::all_to_allv) {
-    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way);
+    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, forecast_.hands_over(args, rank_));
   } else if (lent) {
     // The readers copy from args.input: nothing more to write but where it lies.
   } else if (own_block_unpublished(args)) {
@@ -491,7 +491,9 @@ void EagerMailbox::finish(const Operation& operation) {
       ErrorContext context = where_;
       context.operation = args.label.name;
       context.sequence = args.label.sequence;
-      if (auto mismatch = all_to_allv_mismatch(payloads, args, rank_, std::move(context))) {
+      auto mismatch = all_to_allv_mismatch(payloads, args, rank_, std::move(context));
+      if (!mismatch) forecast_.learn(payloads, args, rank_);
+      if (mismatch) {
         failures_.emplace(operation.op, std::move(*mismatch));
       } else if (all_to_allv_published_everywhere(payloads)) {
         for (int rank = 0; rank < size_; ++rank) {
@@ -672,6 +674,14 @@ bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, con
 
 bool EagerMailbox::finished_cleanly(std::int64_t op) const noexcept {
   return !failures_.contains(op) && std::find(handed_over_.begin(), handed_over_.end(), op) == handed_over_.end();
+}
+
+bool EagerMailbox::hands_over_at_once(std::int64_t op, const CollectiveArgs& args) {
+  if (stores_.reads_from_writer(args, 0)) return false;
+  if (!all_to_allv_fits(args, rank_, all_to_allv_capacity_)) return true;
+  std::lock_guard hold(lock_);
+  // Not yet published (its slot was still in use), the operation's way is not decided yet.
+  return arrived(rank_, op) && all_to_allv_handed_over_early(payload_at(slot(rank_, op), kPayloadBytes));
 }
 
 bool EagerMailbox::take_handed_over(std::int64_t op) {

@@ -94,11 +94,11 @@ class EagerMailbox {
   [[nodiscard]] static bool in_pieces(const CollectiveArgs& args) noexcept {
     return args.kind == CollectiveKind::broadcast && args.output.bytes() > kPayloadBytes;
   }
-  /// Whether this rank's blocks of all_to_allv `args` stay in its input or fit its slot with its
-  /// table (else the call is handed over: eager_all_to_allv.hpp).
-  [[nodiscard]] bool all_to_allv_fits(const CollectiveArgs& args) const noexcept {
-    return stores_.reads_from_writer(args, 0) || detail::all_to_allv_fits(args, rank_, all_to_allv_capacity_);
-  }
+  /// Whether this rank starts the takeover of all_to_allv operation `op` (`args`) at once: its
+  /// blocks neither stay in its input nor fit its slot, or it published the operation saying that
+  /// it hands it over all the same (eager_all_to_allv.hpp). Otherwise the call is handed over once
+  /// some peer's table says so, if one does.
+  [[nodiscard]] bool hands_over_at_once(std::int64_t op, const CollectiveArgs& args);
 
   /// Starts `args` as the next operation; returns its number, or -1 when it finished inside the
   /// call (its peers had all arrived and agreed, and it was not handed over). An all_to_allv's
@@ -220,6 +220,7 @@ class EagerMailbox {
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
+  AllToAllvOverflowForecast forecast_;  ///< whether this rank hands its next all_to_allv over at once
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since
   /// a pthread mutex's lock and unlock were a tenth of a small call's instructions.
   SpinLock lock_;

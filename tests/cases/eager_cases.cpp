@@ -261,12 +261,12 @@ void check_eager_all_to_allv(Communicator& world) {
   if (world.size() < 2) return;
   const int size = world.size();
   const int rank = world.rank();
-  constexpr int kRounds = 3;
-  // Floats rank `from` sends rank `to` in `round`: a few, but in round 1 rank 0 sends 80 KB and
-  // more, past its slot.
+  constexpr int kRounds = 5;
+  // Floats rank `from` sends rank `to` in `round`: a few, but in rounds 1 and 2 rank 0 sends 80 KB
+  // and more, past its slot.
   auto sent = [](int round, int from, int to) -> std::size_t {
     const auto few = static_cast<std::size_t>(3 + from + 2 * to);
-    return round == 1 && from == 0 ? 20000 + few : few;
+    return (round == 1 || round == 2) && from == 0 ? 20000 + few : few;
   };
   // Where each rank's block lands: in rank order, one float apart, so that the offsets matter.
   auto landing = [&](int round, int from) {
@@ -274,7 +274,7 @@ void check_eager_all_to_allv(Communicator& world) {
     for (int peer = 0; peer < from; ++peer) at += sent(round, peer, rank) + 1;
     return at;
   };
-  {
+  for (const bool in_flight : {true, false}) {
     auto comm = world.split(0, rank);
     std::vector<std::vector<float>> inputs(kRounds), outputs(kRounds);
     std::vector<Work> works;
@@ -293,6 +293,7 @@ void check_eager_all_to_allv(Communicator& world) {
       outputs[round].assign(landing(round, size), -1.0F);
       works.push_back(comm.all_to_allv(std::span<const float>(inputs[round]), std::span<float>(outputs[round]),
                                        {send_counts, send_offsets, recv_counts, recv_offsets}));
+      if (!in_flight) works.back().wait(std::chrono::seconds(20));
     }  // the layouts' arrays are gone here, their memory free for the next round's
     for (int round = kRounds - 1; round >= 0; --round) works[round].wait(std::chrono::seconds(20));
     for (int round = 0; round < kRounds; ++round) {
@@ -300,7 +301,8 @@ void check_eager_all_to_allv(Communicator& world) {
         const std::size_t at = landing(round, from);
         for (std::size_t k = 0; k < sent(round, from, rank); ++k) {
           ASSERT_EQ(outputs[round][at + k], static_cast<float>(verifiable::payload(from, round * size + rank, k)))
-              << "round " << round << ", element " << k << " from rank " << from << " on rank " << rank;
+              << "round " << round << ", element " << k << " from rank " << from << " on rank " << rank
+              << (in_flight ? ", all in flight" : ", one at a time");
         }
       }
     }

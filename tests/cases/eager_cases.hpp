@@ -36,10 +36,12 @@ void check_eager_broadcasts_in_pieces(Communicator& world);
 void check_eager_copies_store_both_ways(Communicator& world);
 
 /// all_to_allv through the eager slots, one rank late so that the calls outlast their layouts'
-/// arrays (gone before the waits): rounds whose blocks all fit the slots, and one in which rank
-/// 0's do not, so that every rank hands the call over alike; every result exact. Then a pair that
-/// disagrees about a count: both of its ranks fail with size_mismatch naming each other, and any
-/// other rank completes.
+/// arrays (gone before the waits): rounds whose blocks all fit the slots, and two in which rank
+/// 0's do not, so that every rank hands the call over alike (the second, and the fitting one
+/// after it, where the ranks expect it, at once), all started before any is waited for, then
+/// each waited for before the next starts; every result exact. Then a pair that disagrees about
+/// a count: both of its ranks fail with size_mismatch naming each other, and any other rank
+/// completes.
 void check_eager_all_to_allv(Communicator& world);
 
 /// Barriers on the eager slots: no rank leaves one before the last has entered it (each rank's

@@ -1,6 +1,6 @@
 // The eager all_to_allv's slot payload (collectives/eager/eager_all_to_allv.hpp): what fits a
-// slot, and that the blocks written into payloads, plain or streamed, or left in the writers'
-// inputs, are read back exactly where the tables say.
+// slot, that the blocks written into payloads, plain or streamed, or left in the writers'
+// inputs, are read back exactly where the tables say, and when a rank hands a call over at once.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -130,6 +131,53 @@ TEST(EagerAllToAllv, BlocksAreReadBackExactlyWhereTheTablesSay) {
       }
     }
   }
+}
+
+TEST(EagerAllToAllv, AfterAnOverflowARankHandsCallsOfItsSizeOverAtOnceUntilOneNeedNotBe) {
+  constexpr std::size_t kCapacity = 64 * 1024;
+  // Rank 0 sends each peer 40000 bytes, past its slot; the others send 9000 and 9001.
+  auto overflowing = [](int from, int to) -> std::size_t { return from == 0 ? 40000 : 9000 + (to == 0 ? 1 : 0); };
+  auto fitting = [](int from, int to) -> std::size_t { return from == 0 ? 20000 : 9000 + (to == 0 ? 1 : 0); };
+  auto smaller = [](int from, int to) -> std::size_t { return from == 0 ? 20000 : 4000 + (to == 0 ? 1 : 0); };
+  // Every rank's payload of `counts`, rank `early` (if any) handing the call over at once.
+  struct Round {
+    std::deque<Call<std::size_t (*)(int, int)>> calls;
+    std::vector<std::vector<std::byte>> payloads;
+    std::array<const std::byte*, kRanks> every{};
+  };
+  auto round_of = [&](std::size_t (*counts)(int, int), int early) {
+    auto round = std::make_unique<Round>();
+    round->payloads.assign(kRanks, std::vector<std::byte>(kCapacity));
+    for (int rank = 0; rank < kRanks; ++rank) {
+      round->calls.emplace_back(rank, counts);
+      write_all_to_allv(round->payloads[static_cast<std::size_t>(rank)].data(), round->calls.back().args, rank,
+                        kCapacity, PayloadWay::plain_stores, rank == early);
+      round->every[static_cast<std::size_t>(rank)] = round->payloads[static_cast<std::size_t>(rank)].data();
+    }
+    return round;
+  };
+  AllToAllvOverflowForecast forecast;  // rank 1's
+  const auto first = round_of(overflowing, -1);
+  EXPECT_FALSE(forecast.hands_over(first->calls[1].args, 1)) << "nothing seen yet";
+  EXPECT_FALSE(all_to_allv_published_everywhere(first->every)) << "rank 0's blocks overflowed";
+  forecast.learn(first->every, first->calls[1].args, 1);
+  EXPECT_TRUE(forecast.hands_over(first->calls[1].args, 1));
+  const auto fits_now = round_of(fitting, -1);
+  EXPECT_TRUE(all_to_allv_published_everywhere(fits_now->every));
+  EXPECT_TRUE(forecast.hands_over(fits_now->calls[1].args, 1)) << "rank 1 sends what it sent then";
+  EXPECT_FALSE(forecast.hands_over(round_of(smaller, -1)->calls[1].args, 1)) << "less than half of it";
+  // Rank 1 hands the fitting call over at once: its table alone, and every rank hands it over.
+  const auto handed_over = round_of(fitting, 1);
+  EXPECT_TRUE(all_to_allv_handed_over_early(handed_over->every[1]));
+  EXPECT_FALSE(all_to_allv_handed_over_early(handed_over->every[0]));
+  EXPECT_FALSE(all_to_allv_published_everywhere(handed_over->every));
+  EXPECT_FALSE(all_to_allv_mismatch(handed_over->every, handed_over->calls[2].args, 2, {}).has_value());
+  // No rank's blocks overflowed that call: the next one tries the slots again.
+  forecast.learn(handed_over->every, handed_over->calls[1].args, 1);
+  EXPECT_FALSE(forecast.hands_over(fits_now->calls[1].args, 1));
+  forecast.learn(first->every, first->calls[1].args, 1);
+  forecast.learn(fits_now->every, fits_now->calls[1].args, 1);
+  EXPECT_FALSE(forecast.hands_over(fits_now->calls[1].args, 1)) << "the last call fitted everywhere";
 }
 
 }  // namespace
