@@ -75,15 +75,15 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
   const bool in_input = way == PayloadWay::read_from_writer;
-  std::uint64_t blocks_follow = kBlocksFollow;
+  std::uint64_t blocks_are = kBlocksFollow;
   if (in_input) {
-    blocks_follow = kBlocksInInput;
+    blocks_are = kBlocksInInput;
   } else if (!all_to_allv_fits(args, rank, capacity)) {
-    blocks_follow = kBlocksOverflowed;
+    blocks_are = kBlocksOverflowed;
   } else if (hand_over) {
-    blocks_follow = kBlocksHandedOver;
+    blocks_are = kBlocksHandedOver;
   }
-  std::memcpy(payload, &blocks_follow, sizeof blocks_follow);
+  std::memcpy(payload, &blocks_are, sizeof blocks_are);
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);
   for (std::size_t peer = 0; peer < ranks; ++peer) {
@@ -91,7 +91,7 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
     const TableEntry written{.offset = in_input ? in_input_at : at, .sent = layout.send_counts[peer] * element,
                              .expected = layout.recv_counts[peer] * element};
     std::memcpy(payload + kBlocksFollowFlagBytes + peer * sizeof(TableEntry), &written, sizeof written);
-    if (blocks_follow != kBlocksFollow || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
+    if (blocks_are != kBlocksFollow || peer == static_cast<std::size_t>(rank) || written.sent == 0) continue;
     const std::byte* block = input + in_input_at;
     if (way == PayloadWay::streaming_stores) {
       streaming_copy(payload + at, block, written.sent);
