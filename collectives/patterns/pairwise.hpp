@@ -8,22 +8,35 @@ namespace meshcomm::detail {
 constexpr int pairwise_send_peer(int rank, int size, int step) noexcept { return wrap_rank(rank + step, size); }
 constexpr int pairwise_recv_peer(int rank, int size, int step) noexcept { return wrap_rank(rank - step, size); }
 
-/// Rounds of a swap schedule, in which every two ranks swap once, each round pairing ranks
-/// with each other (a round-robin tournament): size - 1 rounds for an even size, size for an odd
-/// one (each rank then sits out one round).
-constexpr int swap_rounds(int size) noexcept { return size % 2 == 0 ? size - 1 : size; }
+/// One half of a step of a neighbour-trade schedule, an all-to-all in place: in step k in [1,
+/// size / 2] a rank trades blocks with the ranks k after and k before it, in two halves. First
+/// it copies the block for the rank after aside and receives that rank's block into its place,
+/// while it sends the rank before its block from the buffer itself; then it receives the rank
+/// before's block into the place it has just sent from, while it sends the copy to the rank
+/// after. Where the two are one rank (k = size / 2 at even sizes) the first half is a swap (the
+/// copy goes at once) and the second does nothing. Each half's sends meet receives of the same
+/// half, so no half waits for a later one.
+struct TradeHalf {
+  int copy_aside = -1;    ///< the peer whose block goes aside before anything else, or -1
+  int receive_from = -1;  ///< the peer whose block comes into its own place, or -1
+  int send_to = -1;       ///< the peer sent a block, or -1
+  bool send_aside = false;  ///< the block sent is the copy aside, else send_to's block in the buffer
+};
 
-/// The rank that `rank` swaps with in `round` of swap_rounds(size), or -1 when it sits out.
-/// Symmetric: swap_peer(swap_peer(r, n, k), n, k) == r. Odd sizes pair r with (k - r) mod n;
-/// even sizes do that among the first n - 1 ranks and give the last rank to whoever would be
-/// left alone.
-constexpr int swap_peer(int rank, int size, int round) noexcept {
-  const bool even = size % 2 == 0;
-  const int circle = even ? size - 1 : size;
-  if (even && rank == size - 1) return wrap_rank(round * (size / 2), circle);  // r with 2r = round
-  const int peer = wrap_rank(round - rank, circle);
-  if (peer != rank) return peer;
-  return even ? size - 1 : -1;
+/// Halves of a neighbour-trade schedule among `size` ranks.
+constexpr int trade_halves(int size) noexcept { return 2 * (size / 2); }
+
+/// What `rank` does in `half` of a neighbour-trade schedule among `size` ranks.
+constexpr TradeHalf trade_half(int rank, int size, int half) noexcept {
+  const int distance = half / 2 + 1;
+  const int after = wrap_rank(rank + distance, size);
+  const int before = wrap_rank(rank - distance, size);
+  if (half % 2 == 0) {
+    const bool swap = before == after;
+    return {.copy_aside = after, .receive_from = after, .send_to = swap ? after : before, .send_aside = swap};
+  }
+  if (before == after) return {};
+  return {.receive_from = before, .send_to = after, .send_aside = true};
 }
 
 }  // namespace meshcomm::detail

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -45,28 +48,46 @@ TEST(Dissemination, RoundsAndPeers) {
   EXPECT_EQ(dissemination_recv_peer(1, 7, 2), 4);
 }
 
-TEST(SwapSchedule, EveryPairSwapsExactlyOnceInRoundsOfDisjointPairs) {
+TEST(NeighbourTrades, AnAllToAllInPlaceEndsWithEveryBlockWhereItBelongs) {
   for (int size = 1; size <= 9; ++size) {
-    EXPECT_EQ(swap_rounds(size), size == 1 ? 1 : (size % 2 == 0 ? size - 1 : size));
-    std::vector<int> met(static_cast<std::size_t>(size * size), 0);
-    for (int round = 0; round < swap_rounds(size); ++round) {
-      int idle = 0;
-      for (int rank = 0; rank < size; ++rank) {
-        const int peer = swap_peer(rank, size, round);
-        if (peer < 0) {
-          ++idle;
-          continue;
-        }
-        ASSERT_GE(peer, 0);
-        ASSERT_LT(peer, size);
-        ASSERT_NE(peer, rank) << "size " << size << " round " << round;
-        ASSERT_EQ(swap_peer(peer, size, round), rank) << "size " << size << " round " << round;
-        ++met[static_cast<std::size_t>(rank * size + peer)];
-      }
-      EXPECT_EQ(idle, size % 2) << "even sizes pair everyone; odd ones leave one rank out per round";
+    // buffers[r][p] holds the block rank r has for rank p, as the number r * size + p; at the
+    // end it must hold the block p had for r. Halves run in lockstep: copies aside, then every
+    // send takes its bytes, then every receive lands.
+    std::vector<std::vector<int>> buffers(static_cast<std::size_t>(size));
+    for (int rank = 0; rank < size; ++rank) {
+      for (int peer = 0; peer < size; ++peer) buffers[rank].push_back(rank * size + peer);
     }
-    for (int a = 0; a < size; ++a) {
-      for (int b = 0; b < size; ++b) EXPECT_EQ(met[static_cast<std::size_t>(a * size + b)], a == b ? 0 : 1);
+    std::vector<int> aside(static_cast<std::size_t>(size), -1);
+    std::vector<int> messages_between(static_cast<std::size_t>(size * size), 0);
+    for (int half = 0; half < trade_halves(size); ++half) {
+      std::map<std::pair<int, int>, int> in_flight;  // (from, to) -> the block sent
+      for (int rank = 0; rank < size; ++rank) {
+        const TradeHalf trade = trade_half(rank, size, half);
+        if (trade.copy_aside >= 0) aside[rank] = buffers[rank][trade.copy_aside];
+        if (trade.send_to < 0) continue;
+        ASSERT_NE(trade.send_to, rank) << "size " << size << " half " << half;
+        // A block sent from the buffer is not one this half receives into.
+        ASSERT_TRUE(trade.send_aside || trade.send_to != trade.receive_from) << "size " << size << " half " << half;
+        const int sent = trade.send_aside ? aside[rank] : buffers[rank][trade.send_to];
+        ASSERT_TRUE(in_flight.emplace(std::pair(rank, trade.send_to), sent).second);
+        ++messages_between[static_cast<std::size_t>(rank * size + trade.send_to)];
+      }
+      for (int rank = 0; rank < size; ++rank) {
+        const TradeHalf trade = trade_half(rank, size, half);
+        if (trade.receive_from < 0) continue;
+        const auto message = in_flight.find(std::pair(trade.receive_from, rank));
+        ASSERT_NE(message, in_flight.end()) << "size " << size << " half " << half << ": rank " << rank
+                                            << " waits for rank " << trade.receive_from << ", which sends it nothing";
+        buffers[rank][trade.receive_from] = message->second;
+        in_flight.erase(message);
+      }
+      EXPECT_TRUE(in_flight.empty()) << "size " << size << " half " << half << ": a send nobody receives";
+    }
+    for (int rank = 0; rank < size; ++rank) {
+      for (int peer = 0; peer < size; ++peer) {
+        EXPECT_EQ(buffers[rank][peer], peer * size + rank) << "size " << size << ", rank " << rank << ", block " << peer;
+        EXPECT_EQ(messages_between[static_cast<std::size_t>(rank * size + peer)], rank == peer ? 0 : 1);
+      }
     }
   }
 }
