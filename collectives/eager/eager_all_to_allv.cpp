@@ -135,13 +135,25 @@ bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads
 }
 
 bool AllToAllvOverflowForecast::hands_over(const CollectiveArgs& args, int rank) const noexcept {
-  return overflowed_ && 2 * all_to_allv_sent_bytes(args, rank) >= sent_then_;
+  if (!overflowed_ || sent_then_ == 0) return false;
+  const double scaled = static_cast<double>(largest_then_) * static_cast<double>(all_to_allv_sent_bytes(args, rank)) /
+                        static_cast<double>(sent_then_);
+  return static_cast<double>(all_to_allv_table_bytes(args.layout.send_counts.size())) + scaled >
+         static_cast<double>(capacity_);
 }
 
 void AllToAllvOverflowForecast::learn(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                       int rank) noexcept {
-  overflowed_ = std::any_of(payloads.begin(), payloads.end(),
-                            [](const std::byte* payload) { return blocks_flag(payload) == kBlocksOverflowed; });
+  overflowed_ = false;
+  largest_then_ = 0;
+  for (std::size_t writer = 0; writer < payloads.size(); ++writer) {
+    overflowed_ = overflowed_ || blocks_flag(payloads[writer]) == kBlocksOverflowed;
+    std::size_t blocks = 0;
+    for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
+      if (peer != writer) blocks += table_entry(payloads[writer], peer).sent;
+    }
+    largest_then_ = std::max(largest_then_, blocks);
+  }
   sent_then_ = all_to_allv_sent_bytes(args, rank);
 }
 

@@ -12,8 +12,9 @@
 // pair that disagree about a count fail, naming each other, before any block is read.
 // A rank whose blocks do not fit starts the takeover at once; the others start it once they have
 // read its table, which waits for the last rank to publish. Where the last call was handed over
-// for want of room, a rank expects the next one of its size to be too (AllToAllvOverflowForecast),
-// says so in its table, whose blocks it then leaves out, and starts the takeover at once as well.
+// for want of room, and its own blocks have not shrunk enough since for the largest rank's then
+// to fit, a rank expects the next one to be too (AllToAllvOverflowForecast), says so in its
+// table, whose blocks it then leaves out, and starts the takeover at once as well.
 
 #include <cstddef>
 #include <optional>
@@ -74,20 +75,27 @@ std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payl
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept;
 
 /// Whether a rank expects its next all_to_allv to be handed over for want of room in some rank's
-/// slot, from the calls it has seen finish: where the last one was, and this rank's blocks are
-/// at least half what they were in it. A call handed over on this forecast alone (no rank's
-/// blocks overflowed) sets it back, so that the next call tries the slots again: a wrong forecast
-/// costs one call's takeover, where the slots would have done, and never loses a call's blocks.
+/// slot, from the last call it has seen finish: where some rank's blocks overflowed its slot then,
+/// and would still, grown or shrunk as this rank's own blocks have since (the ranks' counts of
+/// one call tend to move together, as a model's token routing does from step to step). A call
+/// handed over on this forecast alone (no rank's blocks overflowed) sets it back, so that the
+/// next call tries the slots again: a wrong forecast costs one call's takeover, where the slots
+/// would have done, and never loses a call's blocks.
 class AllToAllvOverflowForecast {
  public:
+  /// `capacity`: what a rank's table and blocks may take of its slot (all_to_allv_capacity()).
+  explicit AllToAllvOverflowForecast(std::size_t capacity) noexcept : capacity_(capacity) {}
+
   /// Whether rank `rank` hands `args` over at once even where its blocks fit its slot.
   [[nodiscard]] bool hands_over(const CollectiveArgs& args, int rank) const noexcept;
   /// Learns from `args`, finished: `payloads` holds every rank's, in rank order.
   void learn(std::span<const std::byte* const> payloads, const CollectiveArgs& args, int rank) noexcept;
 
  private:
-  bool overflowed_ = false;    ///< the last call was handed over because some rank's blocks did not fit
-  std::size_t sent_then_ = 0;  ///< this rank's block bytes in that call
+  std::size_t capacity_;
+  bool overflowed_ = false;       ///< some rank's blocks did not fit its slot in the last call
+  std::size_t sent_then_ = 0;     ///< this rank's block bytes in that call
+  std::size_t largest_then_ = 0;  ///< the most block bytes any rank wrote, or would have, in it
 };
 
 /// Where the block for rank `reader` lies: in `payload`, or in its writer's input where the

@@ -222,6 +222,7 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       where_(std::move(where)),
       stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads),
       all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
+      forecast_(all_to_allv_capacity_),
       peers_finished_(bases_.size(), 0) {
   // A rank whose payload its peers read from its buffer finishes only once they have: they must
   // read it even while blocked in another wait, as MPI's progress rule has it (progress_hooks.hpp).

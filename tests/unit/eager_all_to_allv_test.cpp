@@ -133,12 +133,13 @@ TEST(EagerAllToAllv, BlocksAreReadBackExactlyWhereTheTablesSay) {
   }
 }
 
-TEST(EagerAllToAllv, AfterAnOverflowARankHandsCallsOfItsSizeOverAtOnceUntilOneNeedNotBe) {
+TEST(EagerAllToAllv, AfterAnOverflowARankHandsLikeCallsOverAtOnceUntilOneNeedNotBe) {
   constexpr std::size_t kCapacity = 64 * 1024;
   // Rank 0 sends each peer 40000 bytes, past its slot; the others send 9000 and 9001.
   auto overflowing = [](int from, int to) -> std::size_t { return from == 0 ? 40000 : 9000 + (to == 0 ? 1 : 0); };
   auto fitting = [](int from, int to) -> std::size_t { return from == 0 ? 20000 : 9000 + (to == 0 ? 1 : 0); };
   auto smaller = [](int from, int to) -> std::size_t { return from == 0 ? 20000 : 4000 + (to == 0 ? 1 : 0); };
+  auto a_little_smaller = [](int from, int /*to*/) -> std::size_t { return from == 0 ? 20000 : 8500; };
   // Every rank's payload of `counts`, rank `early` (if any) handing the call over at once.
   struct Round {
     std::deque<Call<std::size_t (*)(int, int)>> calls;
@@ -156,7 +157,7 @@ TEST(EagerAllToAllv, AfterAnOverflowARankHandsCallsOfItsSizeOverAtOnceUntilOneNe
     }
     return round;
   };
-  AllToAllvOverflowForecast forecast;  // rank 1's
+  AllToAllvOverflowForecast forecast(kCapacity);  // rank 1's
   const auto first = round_of(overflowing, -1);
   EXPECT_FALSE(forecast.hands_over(first->calls[1].args, 1)) << "nothing seen yet";
   EXPECT_FALSE(all_to_allv_published_everywhere(first->every)) << "rank 0's blocks overflowed";
@@ -165,7 +166,10 @@ TEST(EagerAllToAllv, AfterAnOverflowARankHandsCallsOfItsSizeOverAtOnceUntilOneNe
   const auto fits_now = round_of(fitting, -1);
   EXPECT_TRUE(all_to_allv_published_everywhere(fits_now->every));
   EXPECT_TRUE(forecast.hands_over(fits_now->calls[1].args, 1)) << "rank 1 sends what it sent then";
-  EXPECT_FALSE(forecast.hands_over(round_of(smaller, -1)->calls[1].args, 1)) << "less than half of it";
+  // Rank 0's 80000 bytes then, scaled by rank 1's 17000 now against its 18001 then, still overflow;
+  // scaled by 8001, they would fit.
+  EXPECT_TRUE(forecast.hands_over(round_of(a_little_smaller, -1)->calls[1].args, 1));
+  EXPECT_FALSE(forecast.hands_over(round_of(smaller, -1)->calls[1].args, 1));
   // Rank 1 hands the fitting call over at once: its table alone, and every rank hands it over.
   const auto handed_over = round_of(fitting, 1);
   EXPECT_TRUE(all_to_allv_handed_over_early(handed_over->every[1]));
