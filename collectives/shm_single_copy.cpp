@@ -357,7 +357,7 @@ class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
 /// output: one phase. In place a rank's buffer holds blocks its peers have yet to read, so it
 /// takes two: every rank first copies its block of each peer's buffer into scratch; once all
 /// have, each copies the scratch into its own buffer. A copy more than out of place, but no
-/// messages and no rank waiting on one peer at a time as the pairwise swaps do.
+/// messages and no rank waiting on its neighbours step by step as pairwise's in-place trades do.
 class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
