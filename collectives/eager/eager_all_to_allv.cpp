@@ -144,10 +144,11 @@ bool AllToAllvOverflowForecast::hands_over(const CollectiveArgs& args, int rank)
 
 void AllToAllvOverflowForecast::learn(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                       int rank) noexcept {
-  overflowed_ = false;
+  overflowed_ = std::any_of(payloads.begin(), payloads.end(),
+                            [](const std::byte* payload) { return blocks_flag(payload) == kBlocksOverflowed; });
+  if (!overflowed_) return;  // the common case, on every call: nothing more to read
   largest_then_ = 0;
   for (std::size_t writer = 0; writer < payloads.size(); ++writer) {
-    overflowed_ = overflowed_ || blocks_flag(payloads[writer]) == kBlocksOverflowed;
     std::size_t blocks = 0;
     for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
       if (peer != writer) blocks += table_entry(payloads[writer], peer).sent;
