@@ -16,11 +16,7 @@ class Bandwidth final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "bandwidth"; }
   double bus_factor(int) const override { return 1.0; }
-  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
-            const Communicator& comm) const override {
-    require_pairs(comm, "bandwidth_perf");
-    verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
-  }
+  void check_ranks(const Communicator& comm) const override { require_pairs(comm, "bandwidth_perf"); }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
                           const Communicator& comm) const override {
     if (sends(comm)) return 0;

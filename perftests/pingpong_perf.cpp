@@ -15,11 +15,7 @@ class PingPong final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "pingpong"; }
   double bus_factor(int) const override { return 2.0; }
-  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
-            const Communicator& comm) const override {
-    require_pairs(comm, "pingpong_perf");
-    verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
-  }
+  void check_ranks(const Communicator& comm) const override { require_pairs(comm, "pingpong_perf"); }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
                           const Communicator& comm) const override {
     return verifiable::count_wrong(recv, 0, counts.recv, settings.type,

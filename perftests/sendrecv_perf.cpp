@@ -11,10 +11,6 @@ class SendRecv final : public PointToPointOperation {
  public:
   std::string_view name() const noexcept override { return "sendrecv"; }
   double bus_factor(int) const override { return 1.0; }
-  void fill(void* send, void*, const PerfCounts& counts, const PerfSettings& settings,
-            const Communicator& comm) const override {
-    verifiable::fill_payload(send, 0, counts.send, settings.type, comm.rank(), 0);
-  }
   std::size_t count_wrong(const void* recv, const PerfCounts& counts, const PerfSettings& settings,
                           const Communicator& comm) const override {
     const int left = (comm.rank() + comm.size() - 1) % comm.size();
