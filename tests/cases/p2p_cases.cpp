@@ -102,6 +102,31 @@ void check_one_way_large_messages(Communicator& comm) {
   comm.barrier();
 }
 
+void check_exchange_behind_the_peer(Communicator& comm) {
+  constexpr std::size_t kCount = 300'007;
+  constexpr int kRounds = 4;
+  constexpr int kTag = 26;
+  for (int round = 0; comm.size() >= 2 && comm.rank() < 2 && round < kRounds; ++round) {
+    const int peer = 1 - comm.rank();
+    const auto outgoing = stamped(comm.rank(), round, kCount);
+    std::vector<std::int32_t> incoming(kCount, -1);
+    if (comm.rank() == 1) {
+      auto sent = comm.isend(outgoing, peer, kTag);
+      auto received = comm.irecv(incoming, peer, kTag);
+      sent.wait();
+      received.wait();
+    } else {
+      std::this_thread::sleep_for(10ms);  // the peer's message comes before the receive
+      auto received = comm.irecv(incoming, peer, kTag);
+      auto sent = comm.isend(outgoing, peer, kTag);
+      received.wait();
+      sent.wait();
+    }
+    EXPECT_EQ(incoming, stamped(peer, round, kCount)) << "round " << round;
+  }
+  comm.barrier();
+}
+
 namespace {
 
 /// Rank 0 sends rank 1 two messages of `count` values on one tag: one while it has a large

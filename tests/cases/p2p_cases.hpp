@@ -16,6 +16,10 @@ void check_same_tag_order(Communicator& comm);
 /// Large messages (on ucx they go by descriptor) one way, in bursts of one tag whose receives
 /// come late, and as a ping-pong, between ranks 0 and 1: each arrives whole and in order.
 void check_one_way_large_messages(Communicator& comm);
+/// Large exchanges between ranks 0 and 1 in which rank 1 runs ahead: its message (on ucx, the
+/// descriptor of it) has come before rank 0 posts the receive, beside which rank 0 then posts a
+/// send of its own. Both messages of every round land whole.
+void check_exchange_behind_the_peer(Communicator& comm);
 /// Mid-sized messages (32-128 KiB; on ucx they go by descriptor where their sender has a large
 /// receive posted, eagerly otherwise) in ring exchanges, and one way between ranks 0 and 1 on one
 /// tag, sent one way then the other and received late: each lands whole, in the order sent.

@@ -17,6 +17,7 @@ TEST(MpiP2P, RingExchange) { check_ring_exchange(mpi_world()); }
 TEST(MpiP2P, OutOfOrderTags) { check_out_of_order_tags(mpi_world()); }
 TEST(MpiP2P, SameTagOrder) { check_same_tag_order(mpi_world()); }
 TEST(MpiP2P, OneWayLargeMessages) { check_one_way_large_messages(mpi_world()); }
+TEST(MpiP2P, ExchangeBehindThePeer) { check_exchange_behind_the_peer(mpi_world()); }
 TEST(MpiP2P, MidSizedMessages) { check_mid_sized_messages(mpi_world()); }
 TEST(MpiP2P, WaitsProgressOtherOperations) { check_waits_progress_other_operations(mpi_world()); }
 // A loop that polls test() itself sees, through progress_events_on_this_thread, that UCX moved a

@@ -20,6 +20,7 @@ TEST_P(InprocP2P, RingExchange) { run_ranks(GetParam(), check_ring_exchange); }
 TEST_P(InprocP2P, OutOfOrderTags) { run_ranks(GetParam(), check_out_of_order_tags); }
 TEST_P(InprocP2P, SameTagOrder) { run_ranks(GetParam(), check_same_tag_order); }
 TEST_P(InprocP2P, OneWayLargeMessages) { run_ranks(GetParam(), check_one_way_large_messages); }
+TEST_P(InprocP2P, ExchangeBehindThePeer) { run_ranks(GetParam(), check_exchange_behind_the_peer); }
 TEST_P(InprocP2P, MidSizedMessages) { run_ranks(GetParam(), check_mid_sized_messages); }
 TEST_P(InprocP2P, WaitsProgressOtherOperations) { run_ranks(GetParam(), check_waits_progress_other_operations); }
 TEST_P(InprocP2P, ZeroSizeMessages) { run_ranks(GetParam(), check_zero_size_messages); }

@@ -92,13 +92,20 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   /// is queued reads now, while its buffer is still there.
   void drop() {
     withdraw_unannounced();
+    {
+      std::lock_guard lock(mutex_);
+      dropped_ = true;  // a payload asked for now would land in a buffer its owner has let go
+    }
     peers_->worker().answers().deliver_through(this);
   }
 
-  /// Reads the sender's buffer where that is owed, and answers.
+  /// Chooses how the announced bytes move where that waits for the answer, then reads the
+  /// sender's buffer where that is owed, and answers.
   void deliver() noexcept override {
     std::lock_guard lock(mutex_);
     queued_.store(false, std::memory_order_release);
+    if (transfer_unchosen_ && !finished_) choose_transfer();
+    transfer_unchosen_ = false;
     if (!reads_before_answering_) {
       answer_sender(owed_answer_);
       return;
@@ -135,16 +142,6 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     ucp_request_free(request);
     waiting_for_descriptor_ = false;
     announced_at_ = Clock::now();
-    // Traffic both ways at once, where both cores are busy with their own messages, always takes
-    // the single copy, which halves the traffic through memory. It is that where this process has
-    // a large send in flight, or started one to another rank since it posted this receive (a ring
-    // step posts its receive, then its send, whose answer may come before this descriptor does).
-    // A finished send to this very sender is not: its messages come in order, so this descriptor
-    // left after it had that send's payload (a request and its reply, as in a ping-pong).
-    const auto& worker = peers_->worker();
-    const auto started = worker.large_sends_started() - sends_started_at_post_;
-    const auto started_to_sender = peers_->large_sends_to(root_peer_) - sends_to_sender_at_post_;
-    one_way_ = worker.large_sends_in_flight() == 0 && started == started_to_sender;
     if (finished_) return;  // withdrawn
     if (status == UCS_ERR_MESSAGE_TRUNCATED) {
       fail(message_too_large(site_, tag_, bytes_));
@@ -166,11 +163,41 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
     if (received.length != sizeof descriptor_ || descriptor_.bytes != bytes_) {
       fail(message_of_other_size(site_, tag_, descriptor_.bytes, bytes_));
       queue_answer({.outcome = SingleCopyAnswer::kSizeDiffers, .posted = bytes_}, false);
-    } else if (one_way_ && peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload &&
-               ask_for_payload()) {
-      queue_answer({.outcome = SingleCopyAnswer::kSendThePayload, .posted = bytes_}, false);
     } else {
       queue_answer({.outcome = SingleCopyAnswer::kReadInOneCopy, .posted = bytes_}, true);
+      // A transfer that looks one-way now is looked at again as the answer goes (deliver()), by
+      // the receive's test or any other wait of the process, once the caller has posted what it
+      // posts beside the receive: a descriptor that came before its receive was posted is taken
+      // as the receive is posted, before the caller's own send of an exchange. Taken for one-way
+      // there, 6-19% of two-rank exchanges' receives of 1-16 MiB (sendrecv_perf, the ring's
+      // halves of all_reduce_perf) fed the one-way choice and were asked for in its trials.
+      transfer_unchosen_ = looks_one_way();
+    }
+  }
+
+  /// Whether the transfer looks one-way, under `mutex_`. Traffic both ways at once, where both
+  /// cores are busy with their own messages, always takes the single copy, which halves the
+  /// traffic through memory. It is that where this process has a large send in flight, or
+  /// started one to another rank since it posted this receive (a ring step posts its receive,
+  /// then its send, whose answer may come before this descriptor does). A finished send to this
+  /// very sender is not: its messages come in order, so this descriptor left after it had that
+  /// send's payload (a request and its reply, as in a ping-pong).
+  [[nodiscard]] bool looks_one_way() const {
+    const auto& worker = peers_->worker();
+    const auto started = worker.large_sends_started() - sends_started_at_post_;
+    const auto started_to_sender = peers_->large_sends_to(root_peer_) - sends_to_sender_at_post_;
+    return worker.large_sends_in_flight() == 0 && started == started_to_sender;
+  }
+
+  /// Chooses how a transfer that looked one-way as it was announced moves, under `mutex_`: read
+  /// in one copy where it no longer looks so, else the way that measured faster
+  /// (one_way_transfer_choice.hpp).
+  void choose_transfer() {
+    one_way_ = looks_one_way();
+    if (one_way_ && !dropped_ &&
+        peers_->worker().one_way_choice().choose(bytes_) == OneWayTransfer::ask_for_payload && ask_for_payload()) {
+      owed_answer_ = {.outcome = SingleCopyAnswer::kSendThePayload, .posted = bytes_};
+      reads_before_answering_ = false;
     }
   }
 
@@ -286,7 +313,9 @@ class ReceiveCore final : public SingleCopyCoreState, public QueuedAnswer {
   std::atomic<bool> settled_{false};  ///< finished_, for the polls that take no lock
   std::uint64_t sends_started_at_post_ = 0;  ///< the worker's large_sends_started() as the receive was posted
   std::uint64_t sends_to_sender_at_post_ = 0;  ///< large_sends_to(root_peer_) then
-  bool one_way_ = false;  ///< no large send of this process ran beside it (see announced())
+  bool one_way_ = false;  ///< no large send of this process ran beside it (see choose_transfer())
+  bool transfer_unchosen_ = false;  ///< looked one-way as announced: choose_transfer() decides
+  bool dropped_ = false;  ///< its Work went away: the bytes are read, never asked for
 };
 
 }  // namespace
