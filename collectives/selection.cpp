@@ -86,7 +86,8 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.03-2.74x out of place, 0.75-0.93x
   //   mpi_best against 0.27-0.90x; from 8 MiB the ring was then 2-8% ahead out of place (10-30%
   //   behind in place). At two ranks the ring, which reduces each chunk while the next moves,
-  //   was 1.03-1.28x ahead out of place. On mpi at 4 ranks (on 2 cores) it was 0.77-0.86x the
+  //   was 1.03-1.28x ahead out of place (while Rabenseifner still copied its input first; two
+  //   ranks from 4 MiB below). On mpi at 4 ranks (on 2 cores) it was 0.77-0.86x the
   //   ring from 1 MiB on 2026-11-24, but 0.89-0.93x mpi_best against the ring's 0.58-0.68x at
   //   256 KiB and 1.08-1.57x against 0.70-1.15x at 1 MiB in two runs on 2026-11-26: 4 rounds
   //   where the ring has 6, each a chance for an oversubscribed rank to wait for a core. Since it
@@ -103,6 +104,19 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
   //   level at 16 MiB (the pairwise rows below have since taken 3-9 ranks). The shm row comes
   //   first from 512 KiB; where a buffer is not shared it hands the call to the next row;
+  // - all-reduce at two ranks on mpi and ucx from 4 MiB: Rabenseifner, which there is one
+  //   exchange of halves, their reduction and one exchange of the sums. The ring makes the same
+  //   moves in 1 MiB chunks (two or more from 4 MiB) so that one chunk's transfer overlaps the
+  //   next one's reduction, but on one host a rank's own core makes both (its single copies read
+  //   the peer's memory) and the two ranks do the same work at the same time: the chunks add
+  //   messages and waits and overlap nothing. On the Intel Xeon VM on 2026-11-29 (three launches
+  //   of `all_reduce_perf --backend mpi,ucx --algo ring,rabenseifner -b 2M -e 32M -f 2`, the
+  //   ring's time over Rabenseifner's in each, out / in place): 1.03-1.13 / 1.00-1.08 at 4-16 MiB
+  //   on mpi and 1.00-1.14 / 0.96-1.07 on ucx; level at 2 MiB (one chunk) and at 32 MiB
+  //   (0.96-1.10). With this row, auto ran 1.27-1.37 / 0.95-1.04x mpi_best at 16 MiB on mpi
+  //   against 1.08-1.26 / 0.89-0.94x before, and 1.26-1.36 / 1.04-1.07x on ucx against
+  //   1.14-1.20 / 0.88-1.14x (three alternated launches each of `all_reduce_perf --backend
+  //   mpi,ucx -b 1M -e 64M -f 4`; level at 1 and 64 MiB);
   // - all-gather from 3 to 9 ranks on mpi and ucx, past the rows above: pairwise, every block
   //   sent straight to every peer at once (one window), where the ring passes blocks on in
   //   P - 1 dependent steps and recursive doubling in log2(P). Side by side on 2026-11-27
@@ -234,6 +248,10 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_ranks = 2,
+       .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_ranks = 2,
+       .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},

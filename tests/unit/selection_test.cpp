@@ -98,7 +98,7 @@ TEST(SelectionTable, RowsAnswerByRanks) {
   EXPECT_EQ(at(4), "recursive_doubling");
 }
 
-TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles) {
+TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesAsAtTwoRanksFrom4MiB) {
   // Past the shm row, which hands calls on buffers that are not shared to the next row.
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
@@ -123,7 +123,13 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoubles)
     EXPECT_EQ(at(backend, 64 * MiB, 16), "rabenseifner");
     EXPECT_EQ(at(backend, 1 * MiB, 3), "ring");
     EXPECT_EQ(at(backend, 1 * MiB, 2), "ring");
+    // Two ranks from 4 MiB: one exchange of halves each way, not the ring's chunks.
+    EXPECT_EQ(at(backend, 4 * MiB - 4, 2), "ring");
+    EXPECT_EQ(at(backend, 4 * MiB, 2), "rabenseifner");
+    EXPECT_EQ(at(backend, 64 * MiB, 2), "rabenseifner");
+    EXPECT_EQ(at(backend, 4 * MiB, 3), "ring");
   }
+  EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 16 * MiB, 2), "ring");
   EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 256 * KiB, 2), "ring");
 }
 
