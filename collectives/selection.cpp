@@ -104,16 +104,24 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
   //   level at 16 MiB (the pairwise rows below have since taken 3-9 ranks). The shm row comes
   //   first from 512 KiB; where a buffer is not shared it hands the call to the next row;
-  // - all-reduce at two ranks on mpi and ucx from 4 MiB: Rabenseifner, which there is one
-  //   exchange of halves, their reduction and one exchange of the sums. The ring makes the same
-  //   moves in 1 MiB chunks (two or more from 4 MiB) so that one chunk's transfer overlaps the
-  //   next one's reduction, but on one host a rank's own core makes both (its single copies read
-  //   the peer's memory) and the two ranks do the same work at the same time: the chunks add
-  //   messages and waits and overlap nothing. On the Intel Xeon VM on 2026-11-29 (three launches
-  //   of `all_reduce_perf --backend mpi,ucx --algo ring,rabenseifner -b 2M -e 32M -f 2`, the
-  //   ring's time over Rabenseifner's in each, out / in place): 1.03-1.13 / 1.00-1.08 at 4-16 MiB
-  //   on mpi and 1.00-1.14 / 0.96-1.07 on ucx; level at 2 MiB (one chunk) and at 32 MiB
-  //   (0.96-1.10). With this row, auto ran 1.27-1.37 / 0.95-1.04x mpi_best at 16 MiB on mpi
+  // - all-reduce and reduce-scatter at two ranks on mpi and ucx from 4 to 64 MiB: Rabenseifner and
+  //   recursive halving, which there are one exchange of halves and their reduction (then, for
+  //   the all-reduce, one exchange of the sums). The ring makes the same moves in 1 MiB chunks
+  //   (two or more from 4 MiB) so that one chunk's transfer overlaps the next one's reduction,
+  //   but on one host a rank's own core makes both (its single copies read the peer's memory)
+  //   and the two ranks do the same work at the same time: the chunks add messages and waits and
+  //   overlap nothing. On the Intel Xeon VM on 2026-11-29, the ring's time over the other's in
+  //   the same launch, out / in place: all-reduce (three launches of `all_reduce_perf --backend
+  //   mpi,ucx --algo ring,rabenseifner -b 2M -e 32M -f 2`) 1.03-1.13 / 1.00-1.08 at 4-16 MiB on
+  //   mpi and 1.00-1.14 / 0.96-1.07 on ucx, level at 2 MiB (one chunk) and at 32 MiB
+  //   (0.96-1.10); reduce-scatter (three launches per backend of `reduce_scatter_perf --algo
+  //   ring,recursive_halving -b 4M -e 32M -f 2`) 1.05-1.09 / 1.02-1.07 at 8-16 MiB on mpi and
+  //   1.07-1.17 / 1.08-1.18 on ucx, 0.99-1.08 at 4 and 32 MiB. At 64 MiB, where the ring's
+  //   chunks are 4 MiB, it stays: the all-reduce was level there, and on ucx the reduce-scatter
+  //   took 1.01-1.06x the ring's time with the row in three alternated launches of
+  //   `reduce_scatter_perf --backend mpi,ucx -b 1M -e 64M -f 4`, which gave auto at 4-16 MiB
+  //   0.88-1.03x its time before (at 16 MiB in place 0.91-0.95x on both backends). With the
+  //   all-reduce's row, auto ran 1.27-1.37 / 0.95-1.04x mpi_best at 16 MiB on mpi
   //   against 1.08-1.26 / 0.89-0.94x before, and 1.26-1.36 / 1.04-1.07x on ucx against
   //   1.14-1.20 / 0.88-1.14x (three alternated launches each of `all_reduce_perf --backend
   //   mpi,ucx -b 1M -e 64M -f 4`; level at 1 and 64 MiB);
@@ -232,6 +240,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::reduce_scatter, .max_bytes = 4 * KiB, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
+       .max_ranks = 2, .algorithm = "recursive_halving"},
+      {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
+       .max_ranks = 2, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_ranks = 3, .max_ranks = 9,
        .algorithm = "pairwise"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_ranks = 3, .max_ranks = 9,
@@ -248,10 +260,10 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_ranks = 2,
-       .algorithm = "rabenseifner"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_ranks = 2,
-       .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
+       .max_ranks = 2, .algorithm = "rabenseifner"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
+       .max_ranks = 2, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},

@@ -123,10 +123,11 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesA
     EXPECT_EQ(at(backend, 64 * MiB, 16), "rabenseifner");
     EXPECT_EQ(at(backend, 1 * MiB, 3), "ring");
     EXPECT_EQ(at(backend, 1 * MiB, 2), "ring");
-    // Two ranks from 4 MiB: one exchange of halves each way, not the ring's chunks.
+    // Two ranks from 4 to 64 MiB: one exchange of halves each way, not the ring's chunks.
     EXPECT_EQ(at(backend, 4 * MiB - 4, 2), "ring");
     EXPECT_EQ(at(backend, 4 * MiB, 2), "rabenseifner");
-    EXPECT_EQ(at(backend, 64 * MiB, 2), "rabenseifner");
+    EXPECT_EQ(at(backend, 64 * MiB - 4, 2), "rabenseifner");
+    EXPECT_EQ(at(backend, 64 * MiB, 2), "ring");
     EXPECT_EQ(at(backend, 4 * MiB, 3), "ring");
   }
   EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 16 * MiB, 2), "ring");
@@ -144,7 +145,7 @@ TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
   EXPECT_EQ(at(1 * MiB, 4), "shm");
 }
 
-TEST(SelectionTable, MpiReduceScatterOnPlainBuffersIsPairwiseToNineRanksThenHalvesBelowSixteenMiB) {
+TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesAtTwoRanksFrom4MiBIsPairwiseToNineThenHalvesBelow16MiB) {
   // What the shm row hands a call over to where some rank's buffer is not shared: the next row
   // past it (CollectiveEngine::takeover_for skips the algorithm handing over).
   const auto table = SelectionTable::measured_defaults();
@@ -160,6 +161,16 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersIsPairwiseToNineRanksThenHalv
   EXPECT_EQ(past_shm(16 * MiB - 1, 16), "recursive_halving");
   EXPECT_EQ(past_shm(16 * MiB, 16), "ring");
   EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
+  // Two ranks from 4 to 64 MiB (on ucx too): one exchange of halves, not the ring's chunks.
+  EXPECT_EQ(past_shm(4 * MiB - 8, 2), "ring");
+  EXPECT_EQ(past_shm(4 * MiB, 2), "recursive_halving");
+  EXPECT_EQ(past_shm(64 * MiB - 8, 2), "recursive_halving");
+  EXPECT_EQ(past_shm(64 * MiB, 2), "ring");
+  EXPECT_EQ(past_shm(4 * MiB, 3), "pairwise");
+  auto ucx_past_shm = table.first_preferred(
+      CollectiveKind::reduce_scatter, BackendKind::ucx, 16 * MiB, 2,
+      [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
+  EXPECT_EQ(ucx_past_shm.value_or("(none)"), "recursive_halving");
 }
 
 TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt) {
