@@ -33,7 +33,7 @@ namespace {
 
 /// One measured placement of one size.
 struct Measurement {
-  double time_us = 0;
+  double time_us = -1;  // -1: not run (the variant's algorithm cannot run this call)
   double algbw = 0;
   double busbw = 0;
   std::uint64_t wrong = 0;
@@ -132,7 +132,9 @@ class Sweep {
         for (bool in_place : {false, true}) {
           if (in_place && !operation_.has_in_place()) continue;
           select(v);
-          slots.push_back({.variant = v, .in_place = in_place, .wrong = check_and_warm_up(counts, in_place)});
+          if (const auto found_wrong = check_and_warm_up_where_it_runs(counts, in_place)) {
+            slots.push_back({.variant = v, .in_place = in_place, .wrong = *found_wrong});
+          }
         }
       }
       for (int repeat = 0; repeat < options_.repeats; ++repeat) {
@@ -158,7 +160,8 @@ class Sweep {
         ++busbw_rows;
       }
       for (std::size_t v = 0; v < row.size(); ++v) {
-        if (!variants_[v].mpi) print_row(counts, variant_name(v), row[v]);
+        const bool ran = row[v].first.time_us >= 0 || row[v].second.time_us >= 0;
+        if (!variants_[v].mpi && ran) print_row(counts, variant_name(v), row[v]);
       }
       if (baseline_ == Baseline::mpi_best && !reference_out.times_us.empty()) {
         std::pair<Measurement, Measurement> best{measure(reference_out.times_us, counts),
@@ -299,6 +302,24 @@ class Sweep {
     }
     for (int i = 0; i < options_.warmup; ++i) call_once(at, counts, in_place);
     return sum_over_ranks(comm_, local_wrong);
+  }
+
+  /// check_and_warm_up(), or nullopt where the current variant's algorithm cannot run this call
+  /// (`--algo native` on a backend without native collectives beside one with them): rank 0 says
+  /// why, once per variant, and the sweep goes on without it. Every rank refuses such a call
+  /// alike, before it communicates.
+  std::optional<std::uint64_t> check_and_warm_up_where_it_runs(const PerfCounts& counts, bool in_place) {
+    try {
+      return check_and_warm_up(counts, in_place);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::unsupported) throw;
+      if (comm_.rank() == 0 && !variants_[variant_].said_not_run) {
+        fmt::print("# {} not run where its algorithm cannot run the call (first at {} B{}): {}\n",
+                   variant_name(variant_), reported_bytes(counts), in_place ? " in place" : "", error.what());
+      }
+      variants_[variant_].said_not_run = true;
+      return std::nullopt;
+    }
   }
 
   /// One timed repeat: µs per call, reduced over ranks as -a asks. Unless -w is 0, one untimed
@@ -479,6 +500,7 @@ class Sweep {
     if (comm_.rank() != 0) return;
     const auto& [out, in] = row;
     auto placement = [](const Measurement& m) {
+      if (m.time_us < 0) return fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A");
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
     std::string speedup;
@@ -519,6 +541,7 @@ class Sweep {
     bool user_buffers = false;
     std::size_t communicator = 0;  // index into communicators_
     std::optional<MpiCall> mpi;    // set: Open MPI's own call, not meshcomm's
+    bool said_not_run = false;     // rank 0 said that its algorithm could not run some call
   };
   std::vector<std::array<Buffers, 2>> buffers_;  // per communicator: shared (or cuda), user
   std::shared_ptr<void> stream_;  // with --memory cuda
