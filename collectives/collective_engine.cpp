@@ -122,7 +122,9 @@ const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, co
   };
   const std::size_t bytes = args.bytes();
   for (const auto& row : rows(args.kind, comm.backend_kind())) {
-    if (row.rule.holds(bytes, comm.size()) && takes_over(row.algorithm)) return *row.algorithm;
+    if (row.rule.holds(bytes, comm.size(), comm.shares_one_host()) && takes_over(row.algorithm)) {
+      return *row.algorithm;
+    }
   }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);

@@ -32,7 +32,9 @@ class CollectiveEngine {
     if (requested.empty() && !table_.forced(args.kind)) {
       const std::size_t bytes = args.bytes();
       for (const auto& row : rows(args.kind, comm.backend_kind())) {
-        if (row.rule.holds(bytes, comm.size()) && row.algorithm->runs(args, comm)) return *row.algorithm;
+        if (row.rule.holds(bytes, comm.size(), comm.shares_one_host()) && row.algorithm->runs(args, comm)) {
+          return *row.algorithm;
+        }
       }
     }
     return choose_by_name_or_list(comm, args, requested);

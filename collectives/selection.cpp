@@ -104,13 +104,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.70-1.02x / 0.69-1.10x at 2 MiB, 1.45-1.90x against 1.36-1.40x at 8 MiB out of place;
   //   level at 16 MiB (the pairwise rows below have since taken 3-9 ranks). The shm row comes
   //   first from 512 KiB; where a buffer is not shared it hands the call to the next row;
-  // - all-reduce and reduce-scatter at two ranks on mpi and ucx from 4 to 64 MiB: Rabenseifner and
+  // - all-reduce and reduce-scatter at two ranks of one host on mpi and ucx from 4 to 64 MiB: Rabenseifner and
   //   recursive halving, which there are one exchange of halves and their reduction (then, for
   //   the all-reduce, one exchange of the sums). The ring makes the same moves in 1 MiB chunks
   //   (two or more from 4 MiB) so that one chunk's transfer overlaps the next one's reduction,
   //   but on one host a rank's own core makes both (its single copies read the peer's memory)
   //   and the two ranks do the same work at the same time: the chunks add messages and waits and
-  //   overlap nothing. On the Intel Xeon VM on 2026-11-29, the ring's time over the other's in
+  //   overlap nothing (between hosts, where a network moves the chunks, the ring stays). On the Intel Xeon VM on 2026-11-29, the ring's time over the other's in
   //   the same launch, out / in place: all-reduce (three launches of `all_reduce_perf --backend
   //   mpi,ucx --algo ring,rabenseifner -b 2M -e 32M -f 2`) 1.03-1.13 / 1.00-1.08 at 4-16 MiB on
   //   mpi and 1.00-1.14 / 0.96-1.07 on ucx, level at 2 MiB (one chunk) and at 32 MiB
@@ -241,9 +241,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
-       .max_ranks = 2, .algorithm = "recursive_halving"},
+       .max_ranks = 2, .one_host = true, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
-       .max_ranks = 2, .algorithm = "recursive_halving"},
+       .max_ranks = 2, .one_host = true, .algorithm = "recursive_halving"},
       {.kind = CollectiveKind::reduce_scatter, .backend = mpi, .min_ranks = 3, .max_ranks = 9,
        .algorithm = "pairwise"},
       {.kind = CollectiveKind::reduce_scatter, .backend = ucx, .min_ranks = 3, .max_ranks = 9,
@@ -261,9 +261,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
-       .max_ranks = 2, .algorithm = "rabenseifner"},
+       .max_ranks = 2, .one_host = true, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
-       .max_ranks = 2, .algorithm = "rabenseifner"},
+       .max_ranks = 2, .one_host = true, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .max_ranks = 9, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_ranks = 4, .algorithm = "rabenseifner"},

@@ -21,11 +21,16 @@ struct SelectionRule {
   std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
   int min_ranks = 1;
   int max_ranks = std::numeric_limits<int>::max();
+  /// The row holds only where the ranks share one host (CommunicatorImpl::shares_one_host): a
+  /// choice that rests on each rank's own core making its single copies.
+  bool one_host = false;
   std::string_view algorithm;
 
-  /// Whether the row holds for a call of `bytes` (CollectiveArgs::bytes) on `ranks` ranks.
-  [[nodiscard]] bool holds(std::size_t bytes, int ranks) const noexcept {
-    return bytes >= min_bytes && bytes < max_bytes && ranks >= min_ranks && ranks <= max_ranks;
+  /// Whether the row holds for a call of `bytes` (CollectiveArgs::bytes) on `ranks` ranks, which
+  /// share one host or not.
+  [[nodiscard]] bool holds(std::size_t bytes, int ranks, bool on_one_host) const noexcept {
+    return bytes >= min_bytes && bytes < max_bytes && ranks >= min_ranks && ranks <= max_ranks &&
+           (on_one_host || !one_host);
   }
 };
 
@@ -59,11 +64,12 @@ class SelectionTable {
   /// Allocates nothing. (The engine walks its own rows, resolved once from rules_for.)
   template <class Accepts>
   [[nodiscard]] std::optional<std::string_view> first_preferred(CollectiveKind kind, BackendKind backend,
-                                                                std::size_t bytes, int ranks, Accepts accepts) const {
+                                                                std::size_t bytes, int ranks, bool on_one_host,
+                                                                Accepts accepts) const {
     for (const auto& rule : rules_) {
       if (rule.kind != kind) continue;
       if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
-      if (rule.holds(bytes, ranks) && accepts(rule.algorithm)) return rule.algorithm;
+      if (rule.holds(bytes, ranks, on_one_host) && accepts(rule.algorithm)) return rule.algorithm;
     }
     return std::nullopt;
   }

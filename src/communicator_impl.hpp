@@ -123,6 +123,10 @@ class CommunicatorImpl {
   [[nodiscard]] const std::shared_ptr<EagerMailbox>& eager_mailbox() const noexcept { return eager_mailbox_; }
   /// Sets up the eager slots: collective, called as the communicator is made.
   void set_up_eager_mailbox();
+  /// Whether every rank runs on this host and maps the others' shared memory, as the ranks agreed
+  /// in setting up the eager slots: 2 to EagerMailbox::kMaxRanks ranks on mpi, ucx or inproc.
+  /// False elsewhere (more ranks, ranks on other hosts, nccl), so rows that need it stand aside.
+  [[nodiscard]] bool shares_one_host() const noexcept { return eager_mailbox_ != nullptr; }
 
   /// Temporary memory for collectives, reused across calls.
   [[nodiscard]] ScratchPool& scratch() noexcept { return scratch_; }

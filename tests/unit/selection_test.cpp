@@ -18,11 +18,11 @@ namespace {
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
-/// The first row that answers, for `ranks` ranks; `eager` declines (as it does for calls over
-/// its slots' size, or ranks not on one host) unless `eager_runs`.
+/// The first row that answers, for `ranks` ranks on one host; `eager` declines (as it does for
+/// calls over its slots' size) unless `eager_runs`.
 std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes,
                       int ranks = 2, bool eager_runs = false) {
-  auto name = table.first_preferred(kind, backend, bytes, ranks,
+  auto name = table.first_preferred(kind, backend, bytes, ranks, true,
                                     [&](std::string_view algorithm) { return eager_runs || algorithm != "eager"; });
   return name ? std::string(*name) : std::string("(none)");
 }
@@ -71,7 +71,7 @@ TEST(SelectionTable, BroadcastIsSharedFromHalfAMebibyteAndOnMpiOpenMpisOwnBelowI
       auto takes_over = [](std::string_view algorithm) {
         return algorithm != "eager" && algorithm != "shm" && algorithm != "native";
       };
-      auto name = table.first_preferred(CollectiveKind::broadcast, backend, 1 * MiB, ranks, takes_over);
+      auto name = table.first_preferred(CollectiveKind::broadcast, backend, 1 * MiB, ranks, true, takes_over);
       EXPECT_EQ(name.value_or("(none)"), "binomial") << to_string(backend) << " " << ranks;
     }
   }
@@ -84,7 +84,7 @@ TEST(SelectionTable, AllToAllIsSharedFromHalfAMebibyteElsePairwise) {
       EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 256 * KiB, ranks), "pairwise");
       EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 512 * KiB, ranks), "shm");
       auto takes_over = [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; };
-      auto name = table.first_preferred(CollectiveKind::all_to_all, backend, 64 * MiB, ranks, takes_over);
+      auto name = table.first_preferred(CollectiveKind::all_to_all, backend, 64 * MiB, ranks, true, takes_over);
       EXPECT_EQ(name.value_or("(none)"), "pairwise") << to_string(backend) << " " << ranks;
     }
   }
@@ -101,9 +101,9 @@ TEST(SelectionTable, RowsAnswerByRanks) {
 TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesAsAtTwoRanksFrom4MiB) {
   // Past the shm row, which hands calls on buffers that are not shared to the next row.
   const auto table = SelectionTable::measured_defaults();
-  auto at = [&](BackendKind backend, std::size_t bytes, int ranks) {
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool on_one_host = true) {
     auto name = table.first_preferred(
-        CollectiveKind::all_reduce, backend, bytes, ranks,
+        CollectiveKind::all_reduce, backend, bytes, ranks, on_one_host,
         [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
     return name ? std::string(*name) : std::string("(none)");
   };
@@ -123,12 +123,14 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesA
     EXPECT_EQ(at(backend, 64 * MiB, 16), "rabenseifner");
     EXPECT_EQ(at(backend, 1 * MiB, 3), "ring");
     EXPECT_EQ(at(backend, 1 * MiB, 2), "ring");
-    // Two ranks from 4 to 64 MiB: one exchange of halves each way, not the ring's chunks.
+    // Two ranks of one host from 4 to 64 MiB: one exchange of halves each way, not the ring's chunks.
     EXPECT_EQ(at(backend, 4 * MiB - 4, 2), "ring");
     EXPECT_EQ(at(backend, 4 * MiB, 2), "rabenseifner");
     EXPECT_EQ(at(backend, 64 * MiB - 4, 2), "rabenseifner");
     EXPECT_EQ(at(backend, 64 * MiB, 2), "ring");
     EXPECT_EQ(at(backend, 4 * MiB, 3), "ring");
+    // Between hosts a network moves the ring's chunks while the last one is summed.
+    EXPECT_EQ(at(backend, 16 * MiB, 2, false), "ring");
   }
   EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 16 * MiB, 2), "ring");
   EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 256 * KiB, 2), "ring");
@@ -149,9 +151,9 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesAtTwoRanksFrom4MiBIsPai
   // What the shm row hands a call over to where some rank's buffer is not shared: the next row
   // past it (CollectiveEngine::takeover_for skips the algorithm handing over).
   const auto table = SelectionTable::measured_defaults();
-  auto past_shm = [&](std::size_t bytes, int ranks) {
+  auto past_shm = [&](std::size_t bytes, int ranks, bool on_one_host = true) {
     auto name = table.first_preferred(
-        CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks,
+        CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks, on_one_host,
         [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
     return name ? std::string(*name) : std::string("(none)");
   };
@@ -161,14 +163,15 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesAtTwoRanksFrom4MiBIsPai
   EXPECT_EQ(past_shm(16 * MiB - 1, 16), "recursive_halving");
   EXPECT_EQ(past_shm(16 * MiB, 16), "ring");
   EXPECT_EQ(past_shm(1 * MiB, 2), "ring");
-  // Two ranks from 4 to 64 MiB (on ucx too): one exchange of halves, not the ring's chunks.
+  // Two ranks of one host from 4 to 64 MiB (on ucx too): one exchange of halves, not the ring's chunks.
   EXPECT_EQ(past_shm(4 * MiB - 8, 2), "ring");
   EXPECT_EQ(past_shm(4 * MiB, 2), "recursive_halving");
   EXPECT_EQ(past_shm(64 * MiB - 8, 2), "recursive_halving");
   EXPECT_EQ(past_shm(64 * MiB, 2), "ring");
   EXPECT_EQ(past_shm(4 * MiB, 3), "pairwise");
+  EXPECT_EQ(past_shm(16 * MiB, 2, false), "ring") << "two ranks on two hosts";
   auto ucx_past_shm = table.first_preferred(
-      CollectiveKind::reduce_scatter, BackendKind::ucx, 16 * MiB, 2,
+      CollectiveKind::reduce_scatter, BackendKind::ucx, 16 * MiB, 2, true,
       [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
   EXPECT_EQ(ucx_past_shm.value_or("(none)"), "recursive_halving");
 }
@@ -183,7 +186,7 @@ TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt)
     auto runs = [&](std::string_view algorithm) {
       return std::find(declining.begin(), declining.end(), algorithm) == declining.end();
     };
-    auto name = table.first_preferred(CollectiveKind::all_gather, backend, bytes, ranks, runs);
+    auto name = table.first_preferred(CollectiveKind::all_gather, backend, bytes, ranks, true, runs);
     return name ? std::string(*name) : std::string("(none)");
   };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
@@ -200,7 +203,7 @@ TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt)
 
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
-  auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2,
+  auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2, true,
                                     [](std::string_view algorithm) { return algorithm != "shm" && algorithm != "eager"; });
   ASSERT_TRUE(name);
   EXPECT_EQ(*name, "ring");
@@ -220,7 +223,7 @@ TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
   for (std::size_t bytes : {std::size_t{8}, 1 * KiB, 64 * KiB, 1 * MiB, 64 * MiB}) {
     std::string_view first;
     for (const auto& rule : rules) {
-      if (rule.holds(bytes, 2) && rule.algorithm != "eager") {
+      if (rule.holds(bytes, 2, true) && rule.algorithm != "eager") {
         first = rule.algorithm;
         break;
       }
