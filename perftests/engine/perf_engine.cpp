@@ -503,10 +503,13 @@ class Sweep {
       if (m.time_us < 0) return fmt::format("{:>9} {:>7} {:>7} {:>6}", "N/A", "N/A", "N/A", "N/A");
       return fmt::format("{:>9.2f} {:>7.2f} {:>7.2f} {:>6}", m.time_us, m.algbw, m.busbw, m.wrong);
     };
+    // A placement without a ratio (its baseline, or itself, did not run) shows a dash.
+    auto ratio = [](const Measurement& m) {
+      return m.speedup > 0 ? fmt::format(" {:>5.2f}x", m.speedup) : fmt::format(" {:>6}", "-");
+    };
     std::string speedup;
-    if (out.speedup > 0) {
-      speedup = fmt::format("  {:>5.2f}x", out.speedup);
-      if (operation_.has_in_place()) speedup += fmt::format(" {:>5.2f}x", in.speedup);
+    if (out.speedup > 0 || in.speedup > 0) {
+      speedup = fmt::format(" {}{}", ratio(out), operation_.has_in_place() ? ratio(in) : std::string());
     }
     fmt::print("  {:>10} {:>12} {:>6} {:>6} {:>5} {:>18}  {}  {}{}\n", reported_bytes(counts), counts.reported,
                to_string(options_.type), operation_.reduces() ? to_string(options_.op) : "none",
