@@ -43,9 +43,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.95-1.08 / 1.01-1.14x at 512 KiB-2 MiB against 0.88-1.03 / 0.88-1.00x (two launches on mpi,
   //   two on ucx), and the all-to-all out of place 1.02-1.13x at 512 KiB-4 MiB against 0.88-0.99x;
   //   on allocate_shared buffers, which it reads through its mappings, level or ahead there
-  //   (all-gather 1.42-1.58x against 1.24-1.60x out of place). At 4 MiB the shm all-gather leads
-  //   on shared buffers (1.53-1.60x against 1.34-1.45x out of place), at 8 MiB the two
-  //   all-to-alls run level. In place an all-to-all's payloads are never read
+  //   (all-gather 1.42-1.58x against 1.24-1.60x out of place). At 8 MiB the two all-to-alls run
+  //   level. The all-gather's row goes on at every size: once its readers copied the blocks in
+  //   rank order (eager_mailbox.cpp), two launches per backend kind and buffer kind (`--algo
+  //   eager,ring,shm -b 2M -e 64M -f 2` on mpi, `-f 4` on ucx) ran it level with or ahead of shm
+  //   on shared buffers at 2-64 MiB (1.33-2.51 / 1.26-1.96x against 1.27-2.40 / 1.22-1.87x on
+  //   mpi), and ahead of the ring that shm hands plain buffers to at every size (0.96-1.19 /
+  //   0.98-1.09x against 0.90-1.14 / 0.91-0.99x on mpi). In place an all-to-all's payloads are never read
   //   from their writers, so eager declines it there, as it does where ranks share cores (more
   //   ranks than the VM's two cores were not measured on cores of their own, so these rows stop at
   //   two). All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
@@ -222,9 +226,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 4 * MiB, .max_ranks = 2,
+      {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 2,
        .algorithm = "eager"},
-      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 4 * MiB, .max_ranks = 2,
+      {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2,
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
        .algorithm = "eager"},

@@ -262,9 +262,10 @@ TEST(SelectionTable, UnconditionalFirstOnlyWhereTheFirstRowHoldsAtEverySize) {
 TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastIt) {
   // Where it runs: up to its slots' size, or where the peers read every payload from its
   // writer's buffer (EagerMailbox::takes). At two ranks on mpi and ucx it comes before the shm
-  // row up to 4 MiB (all-gather) and 8 MiB (all-to-all); where it declines, shm follows.
+  // row at every size (all-gather) and up to 8 MiB (all-to-all); where it declines, shm follows.
   const auto table = SelectionTable::measured_defaults();
-  const std::map<CollectiveKind, std::size_t> two_ranks_up_to{{CollectiveKind::all_gather, 4 * MiB},
+  constexpr std::size_t kEverySize = std::size_t{1} << 40;
+  const std::map<CollectiveKind, std::size_t> two_ranks_up_to{{CollectiveKind::all_gather, kEverySize},
                                                               {CollectiveKind::all_to_all, 8 * MiB}};
   for (const auto& [kind, up_to] : two_ranks_up_to) {
     auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool eager_runs = true) {
@@ -275,7 +276,11 @@ TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastI
       EXPECT_EQ(at(backend, 512 * KiB - 4, 2), "eager") << to_string(kind);
       EXPECT_EQ(at(backend, 512 * KiB, 2), "eager") << to_string(kind);
       EXPECT_EQ(at(backend, up_to - 4, 2), "eager") << to_string(kind);
-      EXPECT_EQ(at(backend, up_to, 2), "shm") << to_string(kind) << ": the shared buffers' row";
+      if (up_to != kEverySize) {
+        EXPECT_EQ(at(backend, up_to, 2), "shm") << to_string(kind) << ": the shared buffers' row";
+      }
+      EXPECT_EQ(at(backend, 64 * MiB, 2), up_to == kEverySize ? "eager" : "shm") << to_string(kind);
+      EXPECT_EQ(at(backend, 64 * MiB, 2, false), "shm") << to_string(kind) << ": where eager declines";
       EXPECT_EQ(at(backend, 1 * MiB, 2, false), "shm") << to_string(kind) << ": where eager declines";
       EXPECT_EQ(at(backend, 128 * KiB, 3), "eager") << to_string(kind);
       EXPECT_EQ(at(backend, 512 * KiB, 3), "shm") << to_string(kind) << ": eager past 512 KiB at two ranks only";
