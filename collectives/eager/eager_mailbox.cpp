@@ -606,6 +606,10 @@ void EagerMailbox::Pending::keep_layout() { args.layout = copy_layout(args.layou
 void EagerMailbox::mark_read(std::int64_t op) noexcept {
   finished_ = op + 1;
   store_release(bases_[rank_], static_cast<std::uint64_t>(finished_));
+  // A wait on a later operation (the last piece of a broadcast) then polls again at once instead
+  // of backing off into naps while the pieces move: without it the eager broadcast of 64 MiB on
+  // user buffers at two ranks took 1.4-1.5x as long out of place.
+  note_progress();
 }
 
 bool EagerMailbox::done(std::int64_t op) noexcept {
@@ -613,6 +617,7 @@ bool EagerMailbox::done(std::int64_t op) noexcept {
   while (!lent_.empty() && lent_.front().op <= op) {
     if (!read_everywhere(lent_.front().op)) return false;
     lent_.pop_front();
+    note_progress();
   }
   return true;
 }
@@ -623,6 +628,7 @@ void EagerMailbox::progress() {
     if (!slot_free(pending.op)) break;
     if (publish(pending.operation())) lent_.push_back({pending.op, pending.buffers});
     pending.published = true;
+    note_progress();
   }
   while (!pending_.empty() && pending_.front().published && all_arrived(pending_.front().operation())) {
     finish(pending_.front().operation());
