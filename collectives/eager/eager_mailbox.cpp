@@ -221,6 +221,8 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       processes_(std::move(processes)),
       where_(std::move(where)),
       stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads),
+      lends_shared_broadcasts_(peer_reads == PeerReads::always ||
+                               (peer_reads == PeerReads::automatic && !ranks_share_cores)),
       all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
       forecast_(all_to_allv_capacity_),
       peers_finished_(bases_.size(), 0) {
@@ -329,7 +331,7 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   };
   const bool timed = bytes >= EagerStoreChoice::kMeasuredFrom && stores_.times_writing(args, bytes);
   const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const bool lent = way == PayloadWay::read_from_writer;
+  const bool lent = way == PayloadWay::read_from_writer || (beyond_inline && lends_shared_broadcast(args));
   if (beyond_inline) {
     const std::uint64_t writer_buffer = lent ? reinterpret_cast<std::uint64_t>(args.input.data) : 0;
     std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
@@ -424,6 +426,11 @@ void EagerMailbox::finish(const Operation& operation) {
   std::uint64_t reading_took = 0;
   int unread_writer = -1;  // a writer whose buffer could not be read, and why
   int unread_errno = 0;
+  // What the call writes on this rank, by which a copy from a shared segment streams or not: a
+  // broadcast's piece counts its whole call, whose count every piece's record carries.
+  const std::size_t call_writes = args.kind == CollectiveKind::broadcast
+                                      ? static_cast<std::size_t>(operation.record.count) * size_of(args.output.type)
+                                      : args.output.bytes();
   // Copies `bytes` from `at` in `writer`'s payload, in its slot or in its buffer.
   auto copy_from = [&](int writer, std::byte* to, std::size_t at, std::size_t bytes) {
     const bool timed = decides && writer == timed_writer;
@@ -433,7 +440,7 @@ void EagerMailbox::finish(const Operation& operation) {
     } else {
       const std::byte* in_segment = writer_segment(writer, operation.op);
       if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes,
-                                               args.output.bytes());
+                                               call_writes);
           error != 0) {
         unread_writer = writer;
         unread_errno = error;
@@ -488,7 +495,20 @@ void EagerMailbox::finish(const Operation& operation) {
       break;
     }
     case CollectiveKind::broadcast:
-      if (args.root != rank_) copy_from(args.root, output, 0, args.output.bytes());
+      if (args.root == rank_ || operation.op <= broadcast_read_through_) break;
+      if (writer_buffer(args.root) != 0 && args.input.bytes() > args.output.bytes() &&
+          writer_segment(args.root, operation.op) != nullptr) {
+        // A root that lends its pieces from a shared segment lends its whole buffer for the whole
+        // call: its call cannot end before this rank has finished every piece. Copied in one go
+        // through the mapping, as the shm broadcast copies it, the rest of the call needs no
+        // copy per piece: copied piece by piece, two ranks' broadcasts of 32-64 MiB ran at
+        // 0.81-0.96x the shm broadcast's speed, in one go 0.90-1.02x at 4-64 MiB.
+        copy_from(args.root, output, 0, args.input.bytes());  // the rest of the call starts at this piece
+        const auto pieces = static_cast<std::int64_t>((args.input.bytes() + kPayloadBytes - 1) / kPayloadBytes);
+        broadcast_read_through_ = operation.op + pieces - 1;
+      } else {
+        copy_from(args.root, output, 0, args.output.bytes());
+      }
       break;
     case CollectiveKind::all_to_allv: {
       // Every rank's payload starts past the slot header: the table alone is larger than the
@@ -567,6 +587,17 @@ void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std
     in_segment = 0;  // the readers read it by kernel copy
   }
   std::memcpy(mine + kWritingTookAt, &in_segment, sizeof in_segment);
+}
+
+bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noexcept {
+  if (args.kind != CollectiveKind::broadcast || args.root != rank_ || !lends_shared_broadcasts_ || !shared_buffers_) {
+    return false;
+  }
+  try {
+    return shared_buffers_->locate(args.output.data, args.output.bytes()).has_value();
+  } catch (...) {
+    return false;  // through the slots
+  }
 }
 
 const std::byte* EagerMailbox::writer_segment(int writer, std::int64_t op) const noexcept {
@@ -655,7 +686,10 @@ std::optional<EagerMailbox::Operations> EagerMailbox::start_in_pieces(const Coll
     CollectiveArgs piece = args;
     piece.output.data = data + at * size_of(args.output.type);
     piece.output.count = std::min(piece_count, args.output.count - at);
+    // The input is the rest of the call, from this piece on: a reader of a root's buffer that
+    // lies in a shared segment copies it all at once (finish()).
     piece.input = piece.output;
+    piece.input.count = args.output.count - at;
     const std::int64_t op = issued_++;
     if (start_locked(op, piece, record, buffers)) continue;
     if (!unfinished) unfinished = Operations{.first = op, .last = op};

@@ -21,7 +21,9 @@
 //
 // A broadcast larger than a slot passes through the slots in pieces of a slot's payload, each an
 // operation of its own (start_in_pieces): the root stores one piece while its readers copy the
-// one before.
+// one before. A root whose buffer lies in a shared segment (Communicator::allocate_shared) leaves
+// its payload there instead, and its readers copy the whole call's at the first piece, through
+// their mappings.
 //
 // A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
 // the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its
@@ -197,6 +199,11 @@ class EagerMailbox {
   /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
   /// segment, if it does.
   void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
+  /// Whether this rank is the root of broadcast `args` and leaves its payload in its buffer,
+  /// which lies in a shared segment (Communicator::allocate_shared), for the readers to copy
+  /// through their mappings of it, as the shm broadcast does (or by kernel copy where a reader
+  /// cannot map it: lends_shared_broadcasts_).
+  [[nodiscard]] bool lends_shared_broadcast(const CollectiveArgs& args) const noexcept;
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
   [[nodiscard]] Error unread_buffer_error(const CollectiveArgs& args, int writer, int failure) const;
@@ -219,6 +226,10 @@ class EagerMailbox {
   RankProcesses processes_;  ///< every rank's process, to tell a rank that has ended from a slow one
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
+  /// Whether a root lends a broadcast's buffer that lies in a shared segment: where every rank may
+  /// read every peer's memory and the ranks have cores of their own, as the exchanges' payloads
+  /// are lent (PeerReads), since a root that lends cannot finish before its readers have read.
+  bool lends_shared_broadcasts_;
   std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   AllToAllvOverflowForecast forecast_;  ///< whether this rank hands its next all_to_allv over at once
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since
@@ -226,6 +237,8 @@ class EagerMailbox {
   SpinLock lock_;
   std::int64_t issued_ = 0;
   std::int64_t finished_ = 0;  ///< operations finished here, also in the shared counter
+  /// The last piece of a broadcast whose root's buffer this rank has copied ahead (finish()).
+  std::int64_t broadcast_read_through_ = -1;
   /// Each peer's `finished` counter as last loaded here (counters only grow).
   mutable std::vector<std::int64_t> peers_finished_;
   std::deque<Pending> pending_;

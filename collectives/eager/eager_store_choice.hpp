@@ -22,7 +22,7 @@
 // but costs an exchange of ranks on cores of their own nothing. In place, an all-to-all's rank
 // overwrites the blocks its peers read. Such payloads are neither stored nor timed.
 //
-// A broadcast's root never lends its buffer, at any size (larger ones pass in pieces:
+// A broadcast's root never lends a plain buffer, at any size (larger ones pass in pieces:
 // EagerMailbox::start_in_pieces). It would lose its early return, and its readers' copies leave
 // the buffer's lines in their caches, for the root's next writes to take back: on the 2-core VM
 // at two ranks, a root's 256 KiB memcpy into its buffer before each broadcast took 28.7 us where
@@ -34,7 +34,9 @@
 // not write between calls) 1.5x the slots' pieces; but a choice measured by the rank after the
 // root cannot see what its reads cost the root's next writes: at 128 KiB, written before each
 // call, its reads measured 10-12 us against the slots' 10-15 while the calls took 24-39 us
-// against 9-12, so it is not offered.
+// against 9-12, so it is not offered. A root whose buffer lies in a shared segment
+// (Communicator::allocate_shared) lends it, for its readers to copy through their mappings, as
+// the shm broadcast copies such a buffer (EagerMailbox::lends_shared_broadcast).
 //
 // The rank after a payload's writer decides how the writer stores it, per kind, placement and
 // size class, since a payload's stores show in its readers' time, not its writer's: it times its

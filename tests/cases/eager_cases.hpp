@@ -26,6 +26,14 @@ void check_eager_broadcasts_store_both_ways(Communicator& world);
 /// completes), and a root left alone times out naming a rank that never arrived.
 void check_eager_broadcasts_in_pieces(Communicator& world);
 
+/// Broadcasts in pieces whose buffers come from allocate_shared on some ranks and are plain on
+/// others, call by call: a root whose buffer is shared leaves its pieces there and its readers
+/// copy the whole of it at the first piece, through their mappings (EagerMailbox::finish). Sizes
+/// that end in a whole piece and in an odd number of bytes, more pieces than slots, from the first
+/// and the last rank, each started before any is waited for between small all-reduces, one rank
+/// late: every result is exact, and every root's buffer is unchanged.
+void check_eager_broadcasts_of_shared_buffers(Communicator& world);
+
 /// All-gathers, all-to-alls and all-to-allvs through the eager slots in the size classes whose
 /// stores are measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks
 /// are 16 KiB or more, the all-to-allv's where the block to the next rank is), and one below them
