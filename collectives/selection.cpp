@@ -205,7 +205,16 @@ SelectionTable SelectionTable::measured_defaults() {
   //   ranks, mpi), where the tree and native ran 0.59-1.23x. On plain buffers it hands the call to
   //   the tree (never native): at 3 ranks on mpi level with native (paired median 0.99x / 1.02x,
   //   1-64 MiB, three launches), at 4 ranks ahead out of place and behind in place (1.15x /
-  //   0.96x); at 2 ranks the tree was the row already.
+  //   0.96x); at 2 ranks the tree was the row already. At 2 ranks on mpi and ucx eager goes on
+  //   at every size, before the shm row: once its waits stopped backing off while pieces moved
+  //   and a root's shared buffer came to be read whole (eager_mailbox.cpp), on the Intel VM on
+  //   2026-11-29 (`broadcast_perf --algo eager,binomial -b 512K -e 64M -f 2`, two launches per
+  //   backend, user buffers) it ran 1.43-1.53 / 1.07-1.17x at 1 MiB against the tree's 0.96-1.07
+  //   / 0.82-1.03x, 1.01-1.16 / 1.07-1.29x at 2-16 MiB against 0.96-1.02 / 0.96-1.05x, and
+  //   1.16-1.23 / 1.16-1.57x at 32-64 MiB against 0.96-1.17 / 0.94-1.42x; at 512 KiB 1.66-1.84 /
+  //   0.57-0.70x against 0.97-1.06 / 0.78-0.99x, the slots' trade-off of the smaller sizes. On
+  //   allocate_shared buffers, which it takes from shm there, it ran 0.90-1.02x shm's speed at
+  //   4-64 MiB (its pieces still pass through the slots one by one).
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
@@ -230,6 +239,8 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2,
        .algorithm = "eager"},
+      {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 2, .algorithm = "eager"},
+      {.kind = CollectiveKind::broadcast, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,

@@ -290,6 +290,24 @@ TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastI
   }
 }
 
+TEST(SelectionTable, EagerTakesBroadcastsBelow512KiBAndTwoRanksPastIt) {
+  // Below 512 KiB at any rank count; at two ranks on mpi and ucx at every size, before the shm
+  // row, which takes three ranks and more (and the calls eager declines).
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool eager_runs = true) {
+    return preferred(table, CollectiveKind::broadcast, backend, bytes, ranks, eager_runs);
+  };
+  for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(at(backend, 512 * KiB - 4, 3), "eager") << to_string(backend);
+    EXPECT_EQ(at(backend, 512 * KiB, 3), "shm") << to_string(backend);
+    for (std::size_t bytes : {512 * KiB - 4, 512 * KiB, 64 * MiB, std::size_t{1} << 40}) {
+      EXPECT_EQ(at(backend, bytes, 2), "eager") << to_string(backend) << " " << bytes;
+    }
+    EXPECT_EQ(at(backend, 1 * MiB, 2, false), "shm") << to_string(backend) << ": where eager declines";
+  }
+  EXPECT_NE(at(BackendKind::inproc, 1 * MiB, 2), "eager");
+}
+
 TEST(SelectionTable, ForcedNamesAndTheirErrors) {
   const auto algorithms = AlgorithmList::built_in();
   auto table = SelectionTable::measured_defaults();
