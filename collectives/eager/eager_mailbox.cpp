@@ -590,7 +590,11 @@ void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std
 }
 
 bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noexcept {
-  if (args.kind != CollectiveKind::broadcast || args.root != rank_ || !lends_shared_broadcasts_ || !shared_buffers_) {
+  // From the size at which the exchanges' readers read their writers' buffers: lent, a 1 KiB
+  // broadcast at two ranks took 1.08 us against 0.44 through the slots, the root waiting for its
+  // reader, and each call would look the buffer up.
+  if (args.kind != CollectiveKind::broadcast || args.root != rank_ || !lends_shared_broadcasts_ || !shared_buffers_ ||
+      args.output.bytes() < EagerStoreChoice::kReadFromWriterFrom) {
     return false;
   }
   try {

@@ -199,10 +199,11 @@ class EagerMailbox {
   /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
   /// segment, if it does.
   void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
-  /// Whether this rank is the root of broadcast `args` and leaves its payload in its buffer,
-  /// which lies in a shared segment (Communicator::allocate_shared), for the readers to copy
-  /// through their mappings of it, as the shm broadcast does (or by kernel copy where a reader
-  /// cannot map it: lends_shared_broadcasts_).
+  /// Whether this rank is the root of broadcast `args` and leaves its payload of
+  /// EagerStoreChoice::kReadFromWriterFrom or more in its buffer, which lies in a shared segment
+  /// (Communicator::allocate_shared), for the readers to copy through their mappings of it, as
+  /// the shm broadcast does (or by kernel copy where a reader cannot map it:
+  /// lends_shared_broadcasts_).
   [[nodiscard]] bool lends_shared_broadcast(const CollectiveArgs& args) const noexcept;
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
