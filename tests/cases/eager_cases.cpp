@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,50 @@ namespace {
 
 constexpr int kOperations = 12;  // three times the eager slots
 constexpr std::size_t kCount = 4;
+
+/// One broadcast's count and type.
+struct BroadcastCase {
+  DataType type;
+  std::size_t count;
+};
+
+/// Broadcasts each of `cases` twice through the eager path, from the first rank and then from the
+/// last, into the buffer `buffer_for(call, root, bytes)` gives (alive until the end), each followed
+/// by a small eager all-reduce; every call is started before any is waited for, one rank late, and
+/// waited for newest first. Every result must be exact.
+template <class BufferFor>
+void check_broadcasts_between_all_reduces(Communicator& comm, std::span<const BroadcastCase> cases,
+                                          BufferFor buffer_for) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  std::vector<std::byte*> buffers;
+  std::vector<double> sums(cases.size() * 2);
+  const double one = rank + 1.0;  // every all-reduce's input, alive until every call is waited for
+  std::vector<Work> works;
+  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  for (std::size_t call = 0; call < cases.size() * 2; ++call) {
+    const auto& each = cases[call / 2];
+    const int root = call % 2 == 0 ? 0 : size - 1;
+    buffers.push_back(buffer_for(call, root, each.count * size_of(each.type)));
+    verifiable::fill(buffers.back(), 0, each.count, each.type, [&](std::size_t i) {
+      return rank == root ? verifiable::payload(root, static_cast<int>(call), i) : -1.0;
+    });
+    works.push_back(comm.broadcast(BufferView(buffers.back(), each.count, each.type),
+                                   {.root = root, .algorithm = "eager"}));
+    works.push_back(comm.all_reduce(std::span<const double>(&one, 1), std::span<double>(&sums[call], 1),
+                                    {.algorithm = "eager"}));
+  }
+  for (auto work = works.rbegin(); work != works.rend(); ++work) work->wait(std::chrono::seconds(20));
+  for (std::size_t call = 0; call < cases.size() * 2; ++call) {
+    const auto& each = cases[call / 2];
+    const int root = call % 2 == 0 ? 0 : size - 1;
+    auto expected = [&](std::size_t i) { return verifiable::payload(root, static_cast<int>(call), i); };
+    EXPECT_EQ(verifiable::count_wrong(buffers[call], 0, each.count, each.type, expected), 0U)
+        << "broadcast " << call << " of " << each.count << " " << to_string(each.type) << " from rank " << root
+        << " on rank " << rank;
+    EXPECT_EQ(sums[call], size * (size + 1) / 2.0) << "all_reduce after broadcast " << call;
+  }
+}
 
 }  // namespace
 
@@ -98,46 +143,15 @@ void check_eager_broadcasts_store_both_ways(Communicator& world) {
 void check_eager_broadcasts_in_pieces(Communicator& world) {
   if (world.size() < 2) return;
   const int rank = world.rank();
-  const int size = world.size();
   {
     auto comm = world.split(0, rank);
-    struct Case {
-      DataType type;
-      std::size_t count;
-    };
     // Two whole pieces of 64 KiB; a piece and one element; three pieces and 7 bytes.
-    const std::array cases{Case{DataType::f32, 2 * 16384}, Case{DataType::f64, 8192 + 1},
-                           Case{DataType::u8, 3 * 65536 + 7}, Case{DataType::bf16, 5 * 32768}};
+    const std::array cases{BroadcastCase{DataType::f32, 2 * 16384}, BroadcastCase{DataType::f64, 8192 + 1},
+                           BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::bf16, 5 * 32768}};
     std::vector<std::vector<std::byte>> data;
-    std::vector<double> sums(cases.size() * 2);
-    const double one = rank + 1.0;  // every all-reduce's input, alive until every call is waited for
-    std::vector<Work> works;
-    if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    for (std::size_t call = 0; call < cases.size() * 2; ++call) {
-      const auto& each = cases[call / 2];
-      const int root = call % 2 == 0 ? 0 : size - 1;
-      auto& buffer = data.emplace_back(each.count * size_of(each.type));
-      verifiable::fill(buffer.data(), 0, each.count, each.type, [&](std::size_t i) {
-        return rank == root ? verifiable::payload(root, static_cast<int>(call), i) : -1.0;
-      });
-      works.push_back(comm.broadcast(BufferView(buffer.data(), each.count, each.type),
-                                     {.root = root, .algorithm = "eager"}));
-      works.push_back(comm.all_reduce(std::span<const double>(&one, 1), std::span<double>(&sums[call], 1),
-                                      {.algorithm = "eager"}));
-    }
-    for (auto work = works.rbegin(); work != works.rend(); ++work) work->wait(std::chrono::seconds(20));
-    for (std::size_t call = 0; call < cases.size() * 2; ++call) {
-      const auto& each = cases[call / 2];
-      const int root = call % 2 == 0 ? 0 : size - 1;
-      EXPECT_EQ(verifiable::count_wrong(data[call].data(), 0, each.count, each.type,
-                                        [&](std::size_t i) {
-                                          return verifiable::payload(root, static_cast<int>(call), i);
-                                        }),
-                0U)
-          << "broadcast " << call << " of " << each.count << " " << to_string(each.type) << " from rank " << root
-          << " on rank " << rank;
-      EXPECT_EQ(sums[call], size * (size + 1) / 2.0) << "all_reduce after broadcast " << call;
-    }
+    check_broadcasts_between_all_reduces(comm, cases, [&](std::size_t /*call*/, int /*root*/, std::size_t bytes) {
+      return data.emplace_back(bytes).data();
+    });
     world.barrier();
   }
   {
@@ -177,52 +191,21 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   if (world.size() < 2) return;
   auto comm = world.split(0, world.rank());
   const int rank = comm.rank();
-  const int size = comm.size();
-  struct Case {
-    DataType type;
-    std::size_t count;
-  };
   // Three pieces and 7 bytes; five whole pieces; twenty pieces and three elements (five times the
   // slots).
-  const std::array cases{Case{DataType::u8, 3 * 65536 + 7}, Case{DataType::f32, 5 * 16384},
-                         Case{DataType::f64, 20 * 8192 + 3}};
+  const std::array cases{BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::f32, 5 * 16384},
+                         BroadcastCase{DataType::f64, 20 * 8192 + 3}};
   std::vector<SharedBuffer> shared;
   std::vector<std::vector<std::byte>> plain;
-  std::vector<std::byte*> buffers;
-  std::vector<double> sums(cases.size() * 2);
-  const double one = rank + 1.0;  // every all-reduce's input, alive until every call is waited for
-  std::vector<Work> works;
-  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  for (std::size_t call = 0; call < cases.size() * 2; ++call) {
-    const auto& each = cases[call / 2];
-    const int root = call % 2 == 0 ? 0 : size - 1;
-    const std::size_t bytes = each.count * size_of(each.type);
+  check_broadcasts_between_all_reduces(comm, cases, [&](std::size_t call, int root, std::size_t bytes) {
     // Shared on every rank, then on the root alone, on the readers alone, on none, by turns.
     const bool root_shared = call % 4 < 2;
     const bool readers_shared = call % 4 == 0 || call % 4 == 2;
     if (rank == root ? root_shared : readers_shared) {
-      buffers.push_back(static_cast<std::byte*>(shared.emplace_back(comm.allocate_shared(bytes)).data()));
-    } else {
-      buffers.push_back(plain.emplace_back(bytes).data());
+      return static_cast<std::byte*>(shared.emplace_back(comm.allocate_shared(bytes)).data());
     }
-    verifiable::fill(buffers.back(), 0, each.count, each.type, [&](std::size_t i) {
-      return rank == root ? verifiable::payload(root, static_cast<int>(call), i) : -1.0;
-    });
-    works.push_back(comm.broadcast(BufferView(buffers.back(), each.count, each.type),
-                                   {.root = root, .algorithm = "eager"}));
-    works.push_back(comm.all_reduce(std::span<const double>(&one, 1), std::span<double>(&sums[call], 1),
-                                    {.algorithm = "eager"}));
-  }
-  for (auto work = works.rbegin(); work != works.rend(); ++work) work->wait(std::chrono::seconds(20));
-  for (std::size_t call = 0; call < cases.size() * 2; ++call) {
-    const auto& each = cases[call / 2];
-    const int root = call % 2 == 0 ? 0 : size - 1;
-    auto expected = [&](std::size_t i) { return verifiable::payload(root, static_cast<int>(call), i); };
-    EXPECT_EQ(verifiable::count_wrong(buffers[call], 0, each.count, each.type, expected), 0U)
-        << "broadcast " << call << " of " << each.count << " " << to_string(each.type) << " from rank " << root
-        << " on rank " << rank;
-    EXPECT_EQ(sums[call], size * (size + 1) / 2.0) << "all_reduce after broadcast " << call;
-  }
+    return plain.emplace_back(bytes).data();
+  });
   world.barrier();
 }
 
