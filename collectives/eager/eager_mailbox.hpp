@@ -23,7 +23,7 @@
 // operation of its own (start_in_pieces): the root stores one piece while its readers copy the
 // one before. A root whose buffer lies in a shared segment (Communicator::allocate_shared) leaves
 // its payload there instead, and its readers copy the whole call's at the first piece, through
-// their mappings.
+// their mappings, and count every piece of the call finished with it.
 //
 // A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
 // the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its
@@ -203,7 +203,7 @@ class EagerMailbox {
   /// EagerStoreChoice::kReadFromWriterFrom or more in its buffer, which lies in a shared segment
   /// (Communicator::allocate_shared), for the readers to copy through their mappings of it, as
   /// the shm broadcast does (or by kernel copy where a reader cannot map it:
-  /// lends_shared_broadcasts_).
+  /// lends_shared_broadcasts_); a piece's (start_in_pieces()) with the rest of its call.
   [[nodiscard]] bool lends_shared_broadcast(const CollectiveArgs& args) const noexcept;
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
@@ -238,8 +238,6 @@ class EagerMailbox {
   SpinLock lock_;
   std::int64_t issued_ = 0;
   std::int64_t finished_ = 0;  ///< operations finished here, also in the shared counter
-  /// The last piece of a broadcast whose root's buffer this rank has copied ahead (finish()).
-  std::int64_t broadcast_read_through_ = -1;
   /// Each peer's `finished` counter as last loaded here (counters only grow).
   mutable std::vector<std::int64_t> peers_finished_;
   std::deque<Pending> pending_;
