@@ -213,8 +213,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   / 0.82-1.03x, 1.01-1.16 / 1.07-1.29x at 2-16 MiB against 0.96-1.02 / 0.96-1.05x, and
   //   1.16-1.23 / 1.16-1.57x at 32-64 MiB against 0.96-1.17 / 0.94-1.42x; at 512 KiB 1.66-1.84 /
   //   0.57-0.70x against 0.97-1.06 / 0.78-0.99x, the slots' trade-off of the smaller sizes. On
-  //   allocate_shared buffers, which it takes from shm there, it ran 0.90-1.02x shm's speed at
-  //   4-64 MiB (its pieces still pass through the slots one by one).
+  //   allocate_shared buffers, which it takes from shm there, it ran 0.94-1.09x shm's speed at
+  //   4-64 MiB (three alternated launches per backend, `--buffers shared --algo eager,shm`), the
+  //   readers copying the whole call at its first piece and the later pieces not published.
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
