@@ -1,7 +1,8 @@
 // memory_floor_perf: the floor under any host all-gather, reduce-scatter or all-reduce on this
 // node — how fast its ranks, all at once, can move the collective's bytes through memory — beside
-// Open MPI's own call, meshcomm's single-copy `shm` path and, for the all-gather, a single-copy
-// all-gather of user buffers through the kernel (CMA), measured in one run.
+// Open MPI's own call, meshcomm's single-copy `shm` path and, for the all-gather, meshcomm's
+// default on the same shared buffers and a single-copy all-gather of user buffers through the
+// kernel (CMA), measured in one run.
 //
 //   mpirun -np 2 build/perftests/memory_floor_perf [--collective all_gather|reduce_scatter|all_reduce]
 //                                                  [-b 4M] [-e 64M] [-f 4] [-n 10] [-r 7] [--json FILE]
@@ -14,9 +15,14 @@
 // time; the median of those ratios):
 // - "mpi_best / x": the faster of Open MPI's two calls (blocking, and nonblocking as meshcomm's
 //   `native` calls it), the one with the lower median over the rounds;
-// - "floor / x": the read+write floor, streaming copies of what the collective must move. An
-//   all-gather: out of place every rank reads and writes the whole output, in place all but its
-//   own block, from a block-sized source per rank (the node's inputs are that big). A
+// - "floor / x": the read+write floor, streaming copies of what the collective must move (the
+//   faster of a collective's floors, paired round by round). An all-gather: out of place every
+//   rank reads and writes the whole output, in place all but its own block, from a block-sized
+//   source per rank (the node's inputs are that big), and, where the ranks share one node, from
+//   every rank's block in memory they all map, where an all-gather of shared buffers reads it:
+//   each block is then read by every rank, and its ranks' reads can share the cache they share
+//   (out of place at two ranks on the Intel VM of perftests/README.md 1.3-1.4x faster at 8-32 MiB
+//   than each rank reading its own block `size` times). A
 //   reduce-scatter: every rank reads an input's worth of blocks and writes their sum, its output,
 //   by the faster of two kernels (sums in a cached chunk streamed out, or plain stores straight
 //   into the output, as meshcomm's reductions write). An all-reduce: every rank reads its share

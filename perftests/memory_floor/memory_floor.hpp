@@ -71,9 +71,9 @@ std::size_t count_wrong_sums(const Run& run, std::size_t count, const std::funct
                              const std::function<void(bool)>& reduce,
                              const std::function<const float*(bool)>& result);
 
-/// One all-gather size (the output's bytes): Open MPI's all-gathers, meshcomm's `shm` and a CMA
-/// single copy of user buffers beside the floors. Returns the `shm` results' wrong bytes over
-/// all ranks.
+/// One all-gather size (the output's bytes): Open MPI's all-gathers, meshcomm's `shm` and its
+/// default on shared buffers, and a CMA single copy of user buffers beside the floors. Returns
+/// the wrong bytes of the `shm` and the default results over all ranks.
 std::size_t measure_all_gather(const Run& run, std::size_t bytes);
 
 /// One reduce-scatter size (the input's bytes, f32 summed): Open MPI's reduce-scatters,
