@@ -5,7 +5,8 @@
 // kernel (CMA), measured in one run.
 //
 //   mpirun -np 2 build/perftests/memory_floor_perf [--collective all_gather|reduce_scatter|all_reduce]
-//                                                  [-b 4M] [-e 64M] [-f 4] [-n 10] [-r 7] [--json FILE]
+//                                                  [--backend mpi|ucx] [-b 4M] [-e 64M] [-f 4] [-n 10]
+//                                                  [-r 7] [--json FILE]
 //
 // Sizes are as in the collectives' perftests' size columns: an all-gather's output, a
 // reduce-scatter's or an all-reduce's input (f32, summed), bytes per rank. Every rank times its
@@ -45,6 +46,7 @@
 
 #include "engine/command_line.hpp"
 #include "engine/perf_options.hpp"
+#include "engine/process_backend.hpp"
 #include "memory_floor/memory_floor.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
@@ -55,6 +57,7 @@ using meshcomm::detail::StoreWidth;
 int main(int argc, char** argv) {
   meshcomm::MpiSession session(argc, argv);
   std::string collective = "all_gather";
+  std::string backend = "mpi";
   std::string min_text = "4M";
   std::string max_text = "64M";
   int factor = 4;
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   command_line.option("--collective", collective, "which collective's traffic to measure")
       .one_of({"all_gather", "reduce_scatter", "all_reduce"})
       .show_default();
+  meshcomm::perf::add_process_backend_option(command_line, backend);
   command_line.option("-b,--minbytes", min_text,
                       "smallest size per rank: an all-gather's output, a reduction's input (K, M, G suffixes)")
       .show_default();
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
   if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
 
   meshcomm::MpiBootstrap bootstrap;
-  auto comm = meshcomm::Communicator::create(bootstrap);
+  auto comm = meshcomm::Communicator::create(bootstrap, {.backend = meshcomm::perf::process_backend(backend)});
   MPI_Comm raw;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
   const int size = comm.size();
@@ -107,8 +111,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (rank == 0) {
-    fmt::print("# memory_floor_perf: {}, {} ranks, all at once; {} calls x {} rounds, median of the slowest rank\n",
-               collective, size, iterations, rounds);
+    fmt::print("# memory_floor_perf: {}, backend {}, {} ranks, all at once; {} calls x {} rounds, median of the "
+               "slowest rank\n",
+               collective, backend, size, iterations, rounds);
     fmt::print("{:>12} {:<34} {:>11} {:>9} {:>13} {:>10}  {}\n", "size (B)", "variant", "time (us)", "GB/s",
                "mpi_best / x", "floor / x", "what each rank does");
   }
