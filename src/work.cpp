@@ -117,13 +117,27 @@ constexpr unsigned kSpinPolls = 128;
 constexpr unsigned kIdlePolls = 1;
 std::atomic<unsigned> polls_before_yield{kSpinPolls};
 
+/// Polls after which a wait naps 20 us between polls (a nap lasts 60-80 us with Linux's timer
+/// slack). Where every rank has a core of its own, only a wait of about a second naps: a rank
+/// that naps notices its peer late, and the skew costs more than the nap saves. Two ranks that
+/// exchange 64 MiB through the mpi backend each post a receive and then a send; the rank that
+/// comes late finds its peer's message announced and Open MPI copies it (one kernel copy, 16-20
+/// ms) inside that rank's MPI_Irecv, before its MPI_Isend announces its own message, so the two
+/// copies ran one after the other: 0.63-0.83x `mpi_best` at 32-64 MiB with naps after 4096 polls
+/// (1-2 ms of polling), 0.92-1.02x without (sendrecv_perf, perftests/README.md). Once
+/// yield_when_idle was called (ranks outnumber cores: the waiter's core is a peer's too), naps
+/// start after 4096 polls.
+constexpr unsigned kPollsBeforeNap = 1U << 20;
+constexpr unsigned kIdlePollsBeforeNap = 4096;
+
 }  // namespace
 
 void yield_when_idle() noexcept { polls_before_yield.store(kIdlePolls, std::memory_order_relaxed); }
 
 void backoff(unsigned spins) {
-  if (spins < polls_before_yield.load(std::memory_order_relaxed)) return;
-  if (spins < 4096) {
+  const unsigned first_yield = polls_before_yield.load(std::memory_order_relaxed);
+  if (spins < first_yield) return;
+  if (spins < (first_yield == kIdlePolls ? kIdlePollsBeforeNap : kPollsBeforeNap)) {
     std::this_thread::yield();
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds{20});

@@ -141,8 +141,9 @@ std::uint64_t progress_notes_on_this_thread() noexcept;
 inline constexpr unsigned kPollsBeforeDeadline = 32;
 
 /// Waits a little before polling again: a bare spin for the first polls (a message between
-/// ranks on one node takes well under a microsecond), then yielding the core, then short sleeps,
-/// so that oversubscribed ranks still progress. `spins` counts the polls so far.
+/// ranks on one node takes well under a microsecond), then yielding the core; short sleeps only
+/// once a wait has gone on for about a second, or, where ranks outnumber cores (yield_when_idle),
+/// after a few thousand polls. `spins` counts the polls so far.
 void backoff(unsigned spins);
 
 /// Makes every wait of this process yield its core from its second poll on instead of spinning
