@@ -6,8 +6,13 @@
 # range of the rounds' medians of those ratios, for user and allocate_shared buffers, out of place
 # and in place.
 #
+# With CONTROL=1 the all-gather and the broadcast also run `--algo eager`, which is what `auto`
+# runs at two ranks on both backends: a second table pairs eager with auto on each backend, the
+# same code on the same communicator, to show how far the method's own noise reaches.
+#
 #   bash perftests/compare_backends.sh [build-dir] [rounds] [sizes...]
 #   bash perftests/compare_backends.sh build 5 1K 64K 1M 16M 64M
+#   CONTROL=1 bash perftests/compare_backends.sh build 12 1M 4M 16M 64M
 set -euo pipefail
 
 build=${1:-build}
@@ -33,7 +38,9 @@ iterations() {
 for ((round = 1; round <= rounds; ++round)); do
   for operation in "${operations[@]}"; do
     for size in "${sizes[@]}"; do
-      mpirun -np 2 "$build/perftests/${operation}_perf" --backend mpi,ucx -b "$size" -e "$size" \
+      algorithms=auto
+      [[ ${CONTROL:-0} == 1 && ($operation == all_gather || $operation == broadcast) ]] && algorithms=auto,eager
+      mpirun -np 2 "$build/perftests/${operation}_perf" --backend mpi,ucx --algo "$algorithms" -b "$size" -e "$size" \
         -n "$(iterations "$size")" -w 3 --repeat 5 --buffers both --baseline none \
         --json "$results/$round-$operation-$size.json" > /dev/null
     done
@@ -45,31 +52,46 @@ import glob, json, statistics, sys
 from collections import defaultdict
 
 directory, rounds = sys.argv[1], int(sys.argv[2])
-times = defaultdict(lambda: {"mpi": [], "ucx": []})  # (op, bytes, buffers, placement) -> backend -> per-run medians
-ratios = defaultdict(list)                            # (op, bytes, buffers, placement) -> per-run paired ratios
+# (op, bytes, buffers, placement) -> (algorithm, backend) -> each run's medians and its repeats' times
+runs_of = defaultdict(lambda: defaultdict(list))
 for path in sorted(glob.glob(f"{directory}/*.json")):
-    runs = defaultdict(dict)
     for record in json.load(open(path)):
-        if record["algo"] != "auto":
-            continue
         key = (record["op"], record["bytes"], record["buffers"], "in" if record["in_place"] else "out")
-        runs[key][record["backend"]] = record
-    for key, backends in runs.items():
-        mpi, ucx = backends["mpi"], backends["ucx"]
-        times[key]["mpi"].append(mpi["time_us"])
-        times[key]["ucx"].append(ucx["time_us"])
-        ratios[key].append([u / m for m, u in zip(mpi["repeat_times_us"], ucx["repeat_times_us"]) if m > 0 and u > 0])
+        runs_of[key][(record["algo"], record["backend"])].append(record)
+
+
+def table(title, numerator, denominator, label):
+    """Median times over the rounds and numerator / denominator paired repeat by repeat."""
+    print(title)
+    print(f"{'operation':<15} {'bytes':>10} {'buffers':>7} {'place':>5} {label[1] + ' (us)':>12} "
+          f"{label[0] + ' (us)':>12} {label[0] + '/' + label[1]:>9} {'rounds':>12}")
+    above = 0
+    rows = 0
+    for key in sorted(runs_of, key=lambda k: (k[0], k[1], k[2], k[3] == "in")):
+        runs = runs_of[key]
+        if numerator(key) not in runs or denominator(key) not in runs:
+            continue
+        tops, bottoms = runs[numerator(key)], runs[denominator(key)]
+        ratios = [[u / m for m, u in zip(b["repeat_times_us"], t["repeat_times_us"]) if m > 0 and u > 0]
+                  for t, b in zip(tops, bottoms)]
+        paired = statistics.median([r for run in ratios for r in run])
+        per_round = [statistics.median(run) for run in ratios if run]
+        operation, size, buffers, placement = key
+        rows += 1
+        above += paired > 1.05
+        print(f"{operation:<15} {size:>10} {buffers:>7} {placement:>5} "
+              f"{statistics.median(b['time_us'] for b in bottoms):>12.2f} "
+              f"{statistics.median(t['time_us'] for t in tops):>12.2f} {paired:>9.2f} "
+              f"{min(per_round):>5.2f}-{max(per_round):<5.2f}{' *' if paired > 1.05 else ''}")
+    print(f"# {above} of {rows} above 1.05")
+
 
 print(f"# mpirun -np 2, {rounds} rounds, both backends in each run; times: median over the rounds of")
-print("# each run's median (us); ucx/mpi: median of every repeat's paired ratio, and the range of the rounds'")
+print("# each run's median (us); ratios: median of every repeat's paired ratio, and the range of the rounds'")
 print("# medians; a paired ratio above 1.05 is marked")
-print(f"{'operation':<15} {'bytes':>10} {'buffers':>7} {'place':>5} {'mpi (us)':>12} {'ucx (us)':>12} {'ucx/mpi':>8} "
-      f"{'rounds':>12}")
-for key in sorted(ratios, key=lambda k: (k[0], k[1], k[2], k[3] == "in")):
-    operation, size, buffers, placement = key
-    paired = statistics.median([r for run in ratios[key] for r in run])
-    per_round = [statistics.median(run) for run in ratios[key] if run]
-    print(f"{operation:<15} {size:>10} {buffers:>7} {placement:>5} {statistics.median(times[key]['mpi']):>12.2f} "
-          f"{statistics.median(times[key]['ucx']):>12.2f} {paired:>8.2f} "
-          f"{min(per_round):>5.2f}-{max(per_round):<5.2f}{' *' if paired > 1.05 else ''}")
+table("# ucx beside mpi", lambda key: ("auto", "ucx"), lambda key: ("auto", "mpi"), ("ucx", "mpi"))
+for backend in ("mpi", "ucx"):
+    if any(("eager", backend) in runs for runs in runs_of.values()):
+        table(f"# control on {backend}: eager beside auto, the same path at two ranks",
+              lambda key: ("eager", backend), lambda key: ("auto", backend), ("eager", "auto"))
 PYTHON
