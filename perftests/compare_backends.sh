@@ -60,8 +60,11 @@ for path in sorted(glob.glob(f"{directory}/*.json")):
         runs_of[key][(record["algo"], record["backend"])].append(record)
 
 
-def table(title, numerator, denominator, label):
-    """Median times over the rounds and numerator / denominator paired repeat by repeat."""
+def table(title, numerator, denominator):
+    """Median times over the rounds, and numerator over denominator (each an (algorithm, backend)
+    pair) paired repeat by repeat."""
+    label = (numerator[1] if numerator[1] != denominator[1] else numerator[0],
+             denominator[1] if numerator[1] != denominator[1] else denominator[0])
     print(title)
     print(f"{'operation':<15} {'bytes':>10} {'buffers':>7} {'place':>5} {label[1] + ' (us)':>12} "
           f"{label[0] + ' (us)':>12} {label[0] + '/' + label[1]:>9} {'rounds':>12}")
@@ -69,9 +72,9 @@ def table(title, numerator, denominator, label):
     rows = 0
     for key in sorted(runs_of, key=lambda k: (k[0], k[1], k[2], k[3] == "in")):
         runs = runs_of[key]
-        if numerator(key) not in runs or denominator(key) not in runs:
+        if numerator not in runs or denominator not in runs:
             continue
-        tops, bottoms = runs[numerator(key)], runs[denominator(key)]
+        tops, bottoms = runs[numerator], runs[denominator]
         ratios = [[u / m for m, u in zip(b["repeat_times_us"], t["repeat_times_us"]) if m > 0 and u > 0]
                   for t, b in zip(tops, bottoms)]
         paired = statistics.median([r for run in ratios for r in run])
@@ -89,9 +92,9 @@ def table(title, numerator, denominator, label):
 print(f"# mpirun -np 2, {rounds} rounds, both backends in each run; times: median over the rounds of")
 print("# each run's median (us); ratios: median of every repeat's paired ratio, and the range of the rounds'")
 print("# medians; a paired ratio above 1.05 is marked")
-table("# ucx beside mpi", lambda key: ("auto", "ucx"), lambda key: ("auto", "mpi"), ("ucx", "mpi"))
+table("# ucx beside mpi", ("auto", "ucx"), ("auto", "mpi"))
 for backend in ("mpi", "ucx"):
     if any(("eager", backend) in runs for runs in runs_of.values()):
-        table(f"# control on {backend}: eager beside auto, the same path at two ranks",
-              lambda key: ("eager", backend), lambda key: ("auto", backend), ("eager", "auto"))
+        table(f"# control on {backend}: eager beside auto, the same path at two ranks", ("eager", backend),
+              ("auto", backend))
 PYTHON

@@ -92,8 +92,9 @@ void time_and_report(const Run& run, std::size_t bytes, const std::vector<Varian
                  over_mpi, over_floor, variants[v].what);
     }
     run.records.push_back({{"collective", run.collective}, {"bytes", bytes}, {"ranks", run.comm.size()},
-                           {"backend", meshcomm::to_string(run.comm.backend())}, {"variant", variants[v].name}, {"in_place", variants[v].in_place}, {"time_us", us},
-                           {"gbps", gbps}, {"mpi_best_over_variant", over_mpi}, {"floor_over_variant", over_floor}});
+                           {"backend", meshcomm::to_string(run.comm.backend())}, {"variant", variants[v].name},
+                           {"in_place", variants[v].in_place}, {"time_us", us}, {"gbps", gbps},
+                           {"mpi_best_over_variant", over_mpi}, {"floor_over_variant", over_floor}});
   }
 }
 
