@@ -124,20 +124,25 @@ std::atomic<unsigned> polls_before_yield{kSpinPolls};
 /// comes late finds its peer's message announced and Open MPI copies it (one kernel copy, 16-20
 /// ms) inside that rank's MPI_Irecv, before its MPI_Isend announces its own message, so the two
 /// copies ran one after the other: 0.63-0.83x `mpi_best` at 32-64 MiB with naps after 4096 polls
-/// (1-2 ms of polling), 0.92-1.02x without (sendrecv_perf, perftests/README.md). Once
-/// yield_when_idle was called (ranks outnumber cores: the waiter's core is a peer's too), naps
-/// start after 4096 polls.
+/// (1-2 ms of polling), 0.92-1.02x without (sendrecv_perf, perftests/README.md). Where ranks
+/// outnumber cores (nap_when_idle), the waiter's core is a peer's too, and naps start after 4096
+/// polls.
 constexpr unsigned kPollsBeforeNap = 1U << 20;
 constexpr unsigned kIdlePollsBeforeNap = 4096;
+std::atomic<unsigned> polls_before_nap{kPollsBeforeNap};
 
 }  // namespace
 
-void yield_when_idle() noexcept { polls_before_yield.store(kIdlePolls, std::memory_order_relaxed); }
+void nap_when_idle() noexcept { polls_before_nap.store(kIdlePollsBeforeNap, std::memory_order_relaxed); }
+
+void yield_when_idle() noexcept {
+  polls_before_yield.store(kIdlePolls, std::memory_order_relaxed);
+  nap_when_idle();
+}
 
 void backoff(unsigned spins) {
-  const unsigned first_yield = polls_before_yield.load(std::memory_order_relaxed);
-  if (spins < first_yield) return;
-  if (spins < (first_yield == kIdlePolls ? kIdlePollsBeforeNap : kPollsBeforeNap)) {
+  if (spins < polls_before_yield.load(std::memory_order_relaxed)) return;
+  if (spins < polls_before_nap.load(std::memory_order_relaxed)) {
     std::this_thread::yield();
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds{20});

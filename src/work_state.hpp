@@ -142,14 +142,20 @@ inline constexpr unsigned kPollsBeforeDeadline = 32;
 
 /// Waits a little before polling again: a bare spin for the first polls (a message between
 /// ranks on one node takes well under a microsecond), then yielding the core; short sleeps only
-/// once a wait has gone on for about a second, or, where ranks outnumber cores (yield_when_idle),
+/// once a wait has gone on for about a second, or, where ranks outnumber cores (nap_when_idle),
 /// after a few thousand polls. `spins` counts the polls so far.
 void backoff(unsigned spins);
 
+/// Makes every wait of this process nap between polls from its 4096th poll on, instead of after
+/// about a second: for ranks that outnumber their host's cores (host_cores.hpp), where a waiter
+/// that only yields still takes a share of the core the rank it waits for needs. Backends call
+/// it when they see that at creation; it lasts as long as the process.
+void nap_when_idle() noexcept;
+
 /// Makes every wait of this process yield its core from its second poll on instead of spinning
-/// first: for ranks that outnumber their host's cores (host_cores.hpp), where a spinning waiter
-/// keeps the rank it waits for from running. Backends call it when they see that at creation;
-/// it lasts as long as the process.
+/// first, and nap from its 4096th (nap_when_idle): for ranks that outnumber their host's cores,
+/// where a spinning waiter keeps the rank it waits for from running (ucx, whose shared-memory
+/// transports move a message only while both processes run). It lasts as long as the process.
 void yield_when_idle() noexcept;
 
 /// Calls `done()` until it returns true or `deadline` passes, yielding the core in between and

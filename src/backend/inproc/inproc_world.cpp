@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "../../environment.hpp"
+#include "../../host_cores.hpp"
 #include "../../work_state.hpp"
 #include "inproc_group.hpp"
 #include "meshcomm/error.hpp"
@@ -84,6 +85,9 @@ std::shared_ptr<InProcessWorld> InProcessWorld::create(int size, std::chrono::mi
                 fmt::format("InProcessWorld::create: size = {} must be at least 1", size),
                 {.backend = "inproc", .operation = "InProcessWorld::create"});
   }
+  // Ranks as threads that outnumber the process's cores: a waiting rank naps soon, as ranks as
+  // processes do where they outnumber their host's cores.
+  if (size > detail::CoreSet::of_this_process().count()) detail::nap_when_idle();
   return std::shared_ptr<InProcessWorld>(
       new InProcessWorld(std::make_unique<Impl>(size, detail::resolve_timeout(timeout))));
 }

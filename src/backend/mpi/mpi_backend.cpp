@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "host_cores.hpp"
 #include "mpi_arrivals.hpp"
 #include "mpi_check.hpp"
 #include "patterns/collective_tags.hpp"
@@ -35,11 +36,18 @@ MPI_Comm duplicate_communicator(MPI_Comm comm, std::chrono::milliseconds timeout
 namespace {
 
 /// Every rank's ProcessIdentity, in rank order: a nonblocking all-gather waited for at most
-/// `timeout` (every rank has just joined a duplicate, so this normally takes microseconds).
+/// `timeout` (every rank has just joined a duplicate, so this normally takes microseconds). The
+/// cores each process may run on travel with it: where this host's ranks outnumber its cores,
+/// every wait of this process naps from its 4096th poll (nap_when_idle) instead of only after
+/// about a second.
 RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::milliseconds timeout,
                                           const ErrorContext& where) {
-  const ProcessIdentity mine = ProcessIdentity::of_this_process();
-  std::vector<ProcessIdentity> all(static_cast<std::size_t>(size));
+  struct Introduction {
+    ProcessIdentity process;
+    CoreSet cores;
+  };
+  const Introduction mine{.process = ProcessIdentity::of_this_process(), .cores = CoreSet::of_this_process()};
+  std::vector<Introduction> all(static_cast<std::size_t>(size));
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm, &request),
             "MPI_Iallgather", where);
@@ -51,7 +59,14 @@ RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::
                             timeout.count()),
                 where);
   }
-  return RankProcesses(std::move(all));
+  std::vector<ProcessIdentity> processes;
+  std::vector<CoreSet> host_cores;
+  for (const auto& each : all) {
+    processes.push_back(each.process);
+    if (each.process.host == mine.process.host) host_cores.push_back(each.cores);
+  }
+  if (ranks_outnumber_cores(host_cores)) nap_when_idle();
+  return RankProcesses(std::move(processes));
 }
 
 /// The process's hook into Open MPI's progress engine, made while some mpi backend lives. A probe
