@@ -25,6 +25,7 @@
 #include "perf_operation.hpp"
 #include "perf_options.hpp"
 #include "statistics.hpp"
+#include "turn_order.hpp"
 #include "verifiable/device_staging.hpp"
 
 namespace meshcomm::perf {
@@ -69,7 +70,8 @@ class Sweep {
         options_(options),
         comm_(*communicators.front()),
         communicators_(std::move(communicators)),
-        element_(size_of(options.type)) {
+        element_(size_of(options.type)),
+        turn_seed_(shared_turn_seed(comm_)) {
     settings_ = {.type = options.type, .op = options.op, .root = options.root, .algorithm = "", .memory = options.memory};
     if (options.memory == MemoryKind::cuda) {
       stream_ = verifiable::new_stream();
@@ -125,7 +127,7 @@ class Sweep {
       const auto counts = operation_.counts(bytes / element_, comm_.size(), comm_.rank());
       // Every variant and placement is checked and warmed up first; then each timed repeat runs
       // them all in turn, so that drift on a noisy machine hits every column of a row alike, each
-      // repeat in another order (rotated_turn) so that no column always follows the same one.
+      // repeat in another order (turn_order) so that no column always follows the same ones.
       std::vector<Slot> slots;
       for (std::size_t v = 0; v < variants_.size(); ++v) {
         if (variants_[v].mpi && !fits_mpi_counts(counts)) continue;
@@ -138,8 +140,8 @@ class Sweep {
         }
       }
       for (int repeat = 0; repeat < options_.repeats; ++repeat) {
-        for (std::size_t position = 0; position < slots.size(); ++position) {
-          auto& slot = slots[rotated_turn(repeat, position, slots.size())];
+        for (const std::size_t turn : turn_order(turn_seed_, repeat, slots.size())) {
+          auto& slot = slots[turn];
           select(slot.variant);
           slot.times_us.push_back(timed_microseconds(counts, slot.in_place));
         }
@@ -534,6 +536,7 @@ class Sweep {
   Communicator& comm_;  // the run's barriers and reductions
   std::vector<Communicator*> communicators_;
   std::size_t element_;
+  std::uint64_t turn_seed_;  // the run's turn orders (turn_order())
   PerfSettings settings_;
   struct Buffers {
     std::unique_ptr<PerfBuffer> send;

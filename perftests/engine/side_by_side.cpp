@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "statistics.hpp"
+#include "turn_order.hpp"
 
 namespace meshcomm::perf {
 
@@ -25,9 +25,9 @@ std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan
     for (int i = 0; i < plan.warmup; ++i) body();
   }
   std::vector<std::vector<double>> samples(bodies.size());
+  const std::uint64_t seed = shared_turn_seed(comm);
   for (int repeat = 0; repeat < plan.repeats; ++repeat) {
-    for (std::size_t position = 0; position < bodies.size(); ++position) {
-      const std::size_t b = rotated_turn(repeat, position, bodies.size());
+    for (const std::size_t b : turn_order(seed, repeat, bodies.size())) {
       comm.barrier();
       double seconds = timer([&] {
                          for (int i = 0; i < plan.iterations; ++i) bodies[b]();

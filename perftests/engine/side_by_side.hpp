@@ -24,9 +24,10 @@ double host_seconds(const std::function<void()>& run);
 double reduce_over_ranks(Communicator& comm, double value, ReduceOp op);
 
 /// Runs each of `bodies` in turn, `plan.repeats` times over, so that drift on a noisy machine
-/// hits them alike, each turn in another order (rotated_turn); returns for each the median over repeats of its time per call in seconds,
-/// the maximum over the ranks of `comm` (every rank must pass the same bodies). `timer` measures
-/// each run of `plan.iterations` calls (CUDA events on a stream, for device work).
+/// hits them alike, each turn in another order (turn_order); returns for each the median over
+/// repeats of its time per call in seconds, the maximum over the ranks of `comm` (every rank must
+/// pass the same bodies). `timer` measures each run of `plan.iterations` calls (CUDA events on a
+/// stream, for device work).
 std::vector<double> time_side_by_side(Communicator& comm, const TimingPlan& plan,
                                       const std::vector<std::function<void()>>& bodies,
                                       const Timer& timer = host_seconds);

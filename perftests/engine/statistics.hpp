@@ -27,16 +27,6 @@ inline double paired_speedup(const std::vector<double>& baseline, const std::vec
   return median(std::move(ratios));
 }
 
-/// Which of `count` variants runs `position`-th in turn `repeat`: row `repeat % count` of a
-/// Williams square (0, 1, count-1, 2, count-2, ... shifted by the row). Over `count` turns each
-/// variant runs once in each position and, for an even count, directly after each of the others
-/// once. Run in one fixed order, a variant always finds the caches, the pages and the peer's state
-/// as the same predecessor left them, and its column carries that for the whole run.
-inline std::size_t rotated_turn(int repeat, std::size_t position, std::size_t count) {
-  const std::size_t first_row = position % 2 == 1 ? (position + 1) / 2 : (count - position / 2) % count;
-  return (first_row + static_cast<std::size_t>(repeat)) % count;
-}
-
 /// Of several baselines timed in the same turns, the index of the one with the lowest median: the
 /// call a user would choose for this size, whose times the variants are then paired with. Taking
 /// the faster baseline in each turn instead would measure against the minimum of two noisy

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "engine/statistics.hpp"
+#include "engine/turn_order.hpp"
 #include "memory_floor/memory_floor.hpp"
 
 namespace meshcomm::perf::memory_floor {
@@ -69,9 +70,9 @@ std::size_t count_wrong_sums(const Run& run, std::size_t count, const std::funct
 
 void time_and_report(const Run& run, std::size_t bytes, const std::vector<Variant>& variants) {
   std::vector<std::vector<double>> per_call(variants.size());
+  const std::uint64_t seed = shared_turn_seed(run.comm);
   for (int round = 0; round < run.rounds; ++round) {
-    for (std::size_t position = 0; position < variants.size(); ++position) {
-      const std::size_t v = rotated_turn(round, position, variants.size());
+    for (const std::size_t v : turn_order(seed, round, variants.size())) {
       variants[v].call();  // untimed: the first touch of fresh pages is not the variant's cost
       MPI_Barrier(run.raw);
       const auto started = std::chrono::steady_clock::now();
