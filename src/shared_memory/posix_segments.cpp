@@ -1,5 +1,5 @@
-// POSIX shared-memory segments: shm_open'ed under a name made of the process id and a counter,
-// and mapped read-only by the peers that open that name.
+// POSIX shared-memory segments: shm_open'ed under a name made of the process id, a token the
+// process draws once and a counter, and mapped read-only by the peers that open that name.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,27 @@ Error system_error(const std::string& call, const std::string& name) {
                {.operation = "allocate_shared", .native_code = errno});
 }
 
+/// Drawn once per process. The process id alone repeats: a process killed before it freed its
+/// segments leaves their names in /dev/shm, and a later process given the same id then found
+/// its first names taken (shm_open: File exists, allocate_shared failed); containers that share
+/// /dev/shm but not their process ids (a Kubernetes pod's) repeat ids outright. A forked child
+/// keeps the token but not the id.
+std::uint64_t process_token() {
+  static const std::uint64_t token = [] {
+    try {
+      std::random_device device;
+      return (std::uint64_t{device()} << 32) | device();
+    } catch (const std::exception&) {
+      return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+  }();
+  return token;
+}
+
+/// Names tried before allocate gives up: a name is taken only by a segment left behind by a
+/// process with this id and token, which the token makes unlikely enough that a few suffice.
+constexpr int kNameTries = 8;
+
 class PosixSegments final : public SegmentProvider {
  public:
   ~PosixSegments() override {
@@ -38,9 +61,13 @@ class PosixSegments final : public SegmentProvider {
     // Numbered per process, never per provider: a provider made where an older one was freed
     // must not reuse the name of a segment that is still alive or still mapped by a peer.
     static std::atomic<std::uint64_t> created{0};
-    const std::string name = fmt::format("/meshcomm-{}-{}", getpid(), created.fetch_add(1));
-    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) throw system_error("shm_open", name);
+    std::string name;
+    int fd = -1;
+    for (int tries = 0; fd < 0; ++tries) {
+      name = fmt::format("/meshcomm-{}-{:016x}-{}", getpid(), process_token(), created.fetch_add(1));
+      fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0 && (errno != EEXIST || tries + 1 == kNameTries)) throw system_error("shm_open", name);
+    }
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
       const auto error = system_error("ftruncate", name);
       close(fd);
