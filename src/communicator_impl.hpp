@@ -128,7 +128,8 @@ class CommunicatorImpl {
   /// False elsewhere (more ranks, ranks on other hosts, nccl), so rows that need it stand aside.
   [[nodiscard]] bool shares_one_host() const noexcept { return eager_mailbox_ != nullptr; }
 
-  /// Temporary memory for collectives, reused across calls.
+  /// Temporary memory for collectives, reused across calls; host blocks shared with the other
+  /// communicators (and mpi backends) the calling thread uses.
   [[nodiscard]] ScratchPool& scratch() noexcept { return scratch_; }
 
   /// Counts splits, so that every rank names the same split the same way.
@@ -171,7 +172,7 @@ class CommunicatorImpl {
   int collective_window_ = -1;  ///< the open collective window's first tag, or -1
   int collective_slot_ = 0;     ///< its next free slot
   std::uint64_t split_count_ = 0;
-  ScratchPool scratch_;
+  ScratchPool scratch_{ScratchPool::Sharing::host_blocks_per_thread};
   std::shared_ptr<EagerMailbox> eager_mailbox_;
   /// Diagnostics written from const paths (every call's), never read by them: mutable.
   mutable FlightRecorder recorder_;

@@ -21,9 +21,19 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kHostStagger = kPage / 2;
 }  // namespace
 
-ScratchPool::ScratchPool() : state_(std::make_shared<State>()) {}
+ScratchPool::ScratchPool(Sharing sharing) : own_store_(std::make_shared<Store>()), sharing_(sharing) {}
 
-ScratchPool::State::~State() {
+const std::shared_ptr<ScratchPool::Store>& ScratchPool::thread_host_store() {
+  thread_local const auto store = std::make_shared<Store>();
+  return store;
+}
+
+const std::shared_ptr<ScratchPool::Store>& ScratchPool::store_for(MemoryKind memory) const {
+  if (sharing_ == Sharing::host_blocks_per_thread && memory == MemoryKind::host) return thread_host_store();
+  return own_store_;
+}
+
+ScratchPool::Store::~Store() {
   for (const auto& block : free) release(block);
 }
 
@@ -44,10 +54,11 @@ void ScratchPool::release(const Block& block) noexcept {
 }
 
 std::shared_ptr<std::byte[]> ScratchPool::acquire(std::size_t bytes, MemoryKind memory) {
+  const auto& store = store_for(memory);
   Block block;
   {
-    std::lock_guard lock(state_->mutex);
-    auto& free = state_->free;
+    std::lock_guard lock(store->mutex);
+    auto& free = store->free;
     auto best = free.end();
     for (auto it = free.begin(); it != free.end(); ++it) {
       if (it->memory == memory && it->bytes >= bytes && (best == free.end() || it->bytes < best->bytes)) best = it;
@@ -58,25 +69,31 @@ std::shared_ptr<std::byte[]> ScratchPool::acquire(std::size_t bytes, MemoryKind 
     }
   }
   if (block.pointer == nullptr) block = allocate(bytes, memory);
-  std::weak_ptr<State> home = state_;
+  std::weak_ptr<Store> home = store;
   return std::shared_ptr<std::byte[]>(block.pointer, [home, block](std::byte*) {
-    auto state = home.lock();
-    if (state == nullptr) {
+    auto home_store = home.lock();
+    if (home_store == nullptr) {
       release(block);
       return;
     }
-    release(state->keep(block));
+    release(home_store->keep(block));
   });
 }
 
-std::size_t ScratchPool::kept_bytes() const {
-  std::lock_guard lock(state_->mutex);
+std::size_t ScratchPool::kept_bytes_of(Store& store) {
+  std::lock_guard lock(store.mutex);
   std::size_t bytes = 0;
-  for (const auto& block : state_->free) bytes += block.bytes;
+  for (const auto& block : store.free) bytes += block.bytes;
   return bytes;
 }
 
-ScratchPool::Block ScratchPool::State::keep(const Block& returned) {
+std::size_t ScratchPool::kept_bytes() const {
+  const std::size_t own = kept_bytes_of(*own_store_);
+  if (sharing_ == Sharing::own) return own;
+  return own + kept_bytes_of(*thread_host_store());
+}
+
+ScratchPool::Block ScratchPool::Store::keep(const Block& returned) {
   std::lock_guard lock(mutex);
   if (free.size() < kKeptBlocks) {
     free.push_back(returned);

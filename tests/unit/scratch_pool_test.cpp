@@ -1,13 +1,15 @@
 // The scratch pool hands host blocks out half a page into a page (so that copies between them
 // and callers' page-aligned buffers do not run at the same offset within a page), gives back the
 // smallest kept block that fits, keeps the largest blocks once it is full, and keeps blocks
-// handed out after the pool is gone valid.
+// handed out after the pool is gone valid. Pools that share host blocks per thread hand one
+// thread's blocks to each other, never to another thread.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "scratch_pool.hpp"
@@ -73,6 +75,64 @@ TEST(ScratchPool, BlocksOutliveThePool) {
   }
   std::memset(block.get(), 0x11, 1 << 16);
   block.reset();  // released straight to the allocator: the pool is gone
+}
+
+TEST(ScratchPool, PoolsSharingHostBlocksHandOneThreadTheSameBlocks) {
+  ScratchPool first(ScratchPool::Sharing::host_blocks_per_thread);
+  std::byte* returned = nullptr;
+  {
+    auto block = first.acquire(1 << 20);
+    returned = block.get();
+  }
+  ScratchPool second(ScratchPool::Sharing::host_blocks_per_thread);
+  EXPECT_GE(second.kept_bytes(), std::size_t{1} << 20);
+  auto again = second.acquire(1 << 20);
+  EXPECT_EQ(again.get(), returned);  // the block the other pool was handed back
+  EXPECT_EQ(offset_in_page(again), kPage / 2);
+}
+
+TEST(ScratchPool, PoolsOfTheirOwnShareNothing) {
+  ScratchPool first;
+  std::byte* returned = nullptr;
+  {
+    auto block = first.acquire(1 << 20);
+    returned = block.get();
+  }
+  ScratchPool second;
+  EXPECT_EQ(second.kept_bytes(), 0u);
+  auto other = second.acquire(1 << 20);
+  EXPECT_NE(other.get(), returned);
+}
+
+TEST(ScratchPool, AnotherThreadKeepsHostBlocksOfItsOwn) {
+  ScratchPool pool(ScratchPool::Sharing::host_blocks_per_thread);
+  std::byte* returned = nullptr;
+  {
+    auto block = pool.acquire(3 << 20);
+    returned = block.get();
+  }
+  std::byte* elsewhere = nullptr;
+  std::size_t kept_elsewhere = 1;
+  std::thread other([&] {
+    kept_elsewhere = pool.kept_bytes();
+    auto block = pool.acquire(3 << 20);
+    elsewhere = block.get();
+    std::memset(block.get(), 0x22, 3 << 20);
+  });
+  other.join();
+  EXPECT_EQ(kept_elsewhere, 0u);
+  EXPECT_NE(elsewhere, returned);  // that thread made its own
+  auto again = pool.acquire(3 << 20);
+  EXPECT_EQ(again.get(), returned);  // this thread's block stayed here
+}
+
+TEST(ScratchPool, SharedHostBlocksOutliveTheirThread) {
+  ScratchPool pool(ScratchPool::Sharing::host_blocks_per_thread);
+  std::shared_ptr<std::byte[]> block;
+  std::thread other([&] { block = pool.acquire(1 << 16); });
+  other.join();  // the thread's store is gone now
+  std::memset(block.get(), 0x33, 1 << 16);
+  block.reset();  // released straight to the allocator
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ class MpiBackend final : public Backend {
   /// The communicators native collectives run on, one per shape (made on internal_).
   std::unique_ptr<MpiNativeShapes> native_shapes_;
   /// Copies native collectives send from, reused: a fresh large one costs page faults per call.
-  ScratchPool scratch_;
+  ScratchPool scratch_{ScratchPool::Sharing::host_blocks_per_thread};
   /// Drives Open MPI from every wait of this process; one for all mpi backends, null unless MPI
   /// runs with MPI_THREAD_MULTIPLE (a wait may be on any thread).
   std::shared_ptr<ProgressHook> progress_hook_;
