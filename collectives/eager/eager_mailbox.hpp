@@ -21,7 +21,9 @@
 //
 // A broadcast larger than a slot passes through the slots in pieces of a slot's payload, each an
 // operation of its own (start_in_pieces): the root stores one piece while its readers copy the
-// one before. A root whose buffer lies in a shared segment (Communicator::allocate_shared) leaves
+// one before. A root leaves out of its stores the leading blocks of a payload its slot already
+// holds, so that a broadcast of data at rest, up to the slots' kSlots payloads, moves no line
+// between the cores but the slots' headers (a larger one reuses its slots within the call). A root whose buffer lies in a shared segment (Communicator::allocate_shared) leaves
 // its payload there instead, and its readers copy the whole call's at the first piece, through
 // their mappings, and count every piece of the call finished with it.
 //
@@ -30,6 +32,7 @@
 // writer's operation then ends only once every peer has finished it, that is, read the buffer;
 // the peers read it from any wait of theirs (a progress hook), as MPI's progress rule asks.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -55,6 +58,14 @@ namespace meshcomm::detail {
 class CommunicatorImpl;
 class SharedMemoryRegistry;
 class SharedSegment;
+
+/// How the payload a broadcast's root last stored into one of its slots starts, kept in the
+/// root's own memory: new data is told from data the slot already holds without loading the
+/// slot's lines, which its readers have taken (EagerMailbox::publish).
+struct HeldPayloadStart {
+  std::array<std::byte, 64> bytes{};
+  std::size_t count = 0;  ///< bytes known; 0 where another operation published into the slot since
+};
 
 /// One communicator's eager slots and its operations not yet finished.
 class EagerMailbox {
@@ -227,6 +238,7 @@ class EagerMailbox {
   RankProcesses processes_;  ///< every rank's process, to tell a rank that has ended from a slow one
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
+  std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
   /// Whether a root lends a broadcast's buffer that lies in a shared segment: where every rank may
   /// read every peer's memory and the ranks have cores of their own, as the exchanges' payloads
   /// are lent (PeerReads), since a root that lends cannot finish before its readers have read.

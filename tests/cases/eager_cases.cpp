@@ -209,6 +209,37 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   world.barrier();
 }
 
+void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
+  if (world.size() < 2) return;
+  auto comm = world.split(0, world.rank());
+  const int size = comm.size();
+  const int rank = comm.rank();
+  constexpr int kCalls = 14;
+  // 1000 B; 16 KiB; one slot's 64 KiB; three slots' payloads and 12 bytes, in four pieces.
+  for (std::size_t count : {std::size_t{250}, std::size_t{4096}, std::size_t{16384}, std::size_t{49155}}) {
+    for (int root : {0, size - 1}) {
+      std::vector<float> original(count);
+      for (std::size_t i = 0; i < count; ++i) original[i] = static_cast<float>(verifiable::payload(root, 0, i));
+      std::vector<float> sent = original;  // what the root sends, alike on every rank
+      std::vector<float> data(count);
+      for (int call = 0; call < kCalls; ++call) {
+        if (call == 6) sent.back() += 1.0F;
+        if (call == 8) sent[std::min(count - 1, std::size_t{1500})] += 1.0F;  // the second 4 KiB block
+        if (call == 9) sent.front() += 1.0F;
+        if (call == 10) sent = original;
+        if (rank == root) {
+          data = sent;
+        } else {
+          std::fill(data.begin(), data.end(), -1.0F);
+        }
+        comm.broadcast(std::span<float>(data), {.root = root, .algorithm = "eager"}).wait(std::chrono::seconds(20));
+        ASSERT_EQ(data, sent) << "broadcast of " << count << " floats from " << root << ", call " << call
+                              << ", on rank " << rank;
+      }
+    }
+  }
+}
+
 void check_eager_copies_store_both_ways(Communicator& world) {
   if (world.size() < 2) return;
   auto comm = world.split(0, world.rank());  // a mailbox of its own: its choices start afresh

@@ -34,6 +34,14 @@ void check_eager_broadcasts_in_pieces(Communicator& world);
 /// late: every result is exact, and every root's buffer is unchanged.
 void check_eager_broadcasts_of_shared_buffers(Communicator& world);
 
+/// Broadcasts through the eager slots of data the root's slot may already hold (a root leaves
+/// out of its stores the leading blocks its slot holds): sizes below a compared block, of one and
+/// of four slots' payloads, and in pieces, from the first and the last rank, each sent unchanged
+/// more times than there are slots, then with one element changed at its end, in a middle block
+/// and at its start, then as it first was; the readers' buffers hold other values before each
+/// call. Every result is exact.
+void check_eager_broadcasts_of_data_at_rest(Communicator& world);
+
 /// All-gathers, all-to-alls and all-to-allvs through the eager slots in the size classes whose
 /// stores are measured (16, 32 and 64 KiB published per rank; the all-to-all's where its blocks
 /// are 16 KiB or more, the all-to-allv's where the block to the next rank is), and one below them
