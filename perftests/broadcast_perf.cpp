@@ -12,6 +12,7 @@ class Broadcast final : public PerfOperation {
  public:
   std::string_view name() const noexcept override { return "broadcast"; }
   bool has_root() const noexcept override { return true; }
+  bool sends(int rank, const PerfSettings& settings) const override { return rank == settings.root; }
   PerfCounts counts(std::size_t count, int, int) const override {
     return {.send = count, .recv = count, .reported = count};
   }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "meshcomm/error.hpp"
 #include "meshcomm/mpi_bootstrap.hpp"
 #include "mpi_datatypes.hpp"
+#include "new_input.hpp"
 #include "perf_buffer.hpp"
 #include "perf_operation.hpp"
 #include "perf_options.hpp"
@@ -292,6 +295,15 @@ class Sweep {
                         counts, settings_);
   }
 
+  /// call_once(), after this rank, where it sends, has written new bytes over its input under
+  /// --new-input (write_new_input).
+  void call_once_on_new_input(const Placement& at, const PerfCounts& counts, bool in_place) {
+    if (options_.new_input && operation_.sends(current_comm_->rank(), settings_)) {
+      write_new_input(at.send(), counts.send * element_, ++new_input_calls_);
+    }
+    call_once(at, counts, in_place);
+  }
+
   /// Checks one call's result against the expected data (outside any timing), then runs the
   /// warm-up calls; returns the wrong elements over all ranks. Open MPI's calls are filled with
   /// the same data but not checked: their in-place layouts differ from meshcomm's.
@@ -309,7 +321,7 @@ class Sweep {
         local_wrong = operation_.count_wrong(at.recv_buffer.host() + at.recv_at, counts, settings_, *current_comm_);
       }
     }
-    for (int i = 0; i < options_.warmup; ++i) call_once(at, counts, in_place);
+    for (int i = 0; i < options_.warmup; ++i) call_once_on_new_input(at, counts, in_place);
     return sum_over_ranks(comm_, local_wrong);
   }
 
@@ -336,7 +348,7 @@ class Sweep {
   /// variant timed before it did.
   double timed_microseconds(const PerfCounts& counts, bool in_place) {
     const auto at = placement(counts, in_place);
-    if (options_.warmup > 0) call_once(at, counts, in_place);
+    if (options_.warmup > 0) call_once_on_new_input(at, counts, in_place);
     comm_.barrier();
     const double seconds = timed_iterations(at, counts, in_place);
     return across_ranks(comm_, seconds * 1e6 / options_.iterations, options_.time_across);
@@ -390,6 +402,7 @@ class Sweep {
         {"speedup_over", baseline_name()},
         {"buffers", buffers},
         {"memory", to_string(options_.memory)},
+        {"new_input", options_.new_input},
     });
     if (!mpi_call.empty()) records_.back()["mpi_call"] = mpi_call;
   }
@@ -420,7 +433,7 @@ class Sweep {
       return milliseconds / 1e3;
     }
     const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.iterations; ++i) call_once(at, counts, in_place);
+    for (int i = 0; i < options_.iterations; ++i) call_once_on_new_input(at, counts, in_place);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
@@ -433,11 +446,12 @@ class Sweep {
                algorithm_list(), to_string(options_.type),
                operation_.reduces() ? to_string(options_.op) : "none",
                std::array{"rank 0", "mean", "min", "max"}[static_cast<int>(options_.time_across)]);
-    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} timer {} host {} pid {}\n",
+    fmt::print("# iters {} warmup {} repeat {} (median) check {} buffers {} input {} timer {} host {} pid {}\n",
                options_.iterations, options_.warmup, options_.repeats, options_.check ? 1 : 0,
                options_.memory == MemoryKind::cuda ? "cuda"
                : options_.user_buffers            ? (options_.shared_buffers ? "both" : "user")
                                                   : "shared",
+               options_.new_input ? "new-each-call" : "as-filled",
                stream_ != nullptr ? "cuda-events" : "host-clock", host,
                getpid());
     fmt::print("# {}\n#\n", baseline_description());
@@ -544,6 +558,7 @@ class Sweep {
   std::vector<Communicator*> communicators_;
   std::size_t element_;
   std::uint64_t turn_seed_;  // the run's turn orders (turn_order())
+  std::uint32_t new_input_calls_ = 0;  // calls --new-input wrote the input of
   PerfSettings settings_;
   struct Buffers {
     std::shared_ptr<PerfBuffer> send;  // user buffers: the first communicator's, for every one

@@ -40,6 +40,8 @@ class PerfOperation {
   [[nodiscard]] virtual bool reduces() const noexcept { return false; }
   [[nodiscard]] virtual bool has_root() const noexcept { return false; }
   [[nodiscard]] virtual bool has_in_place() const noexcept { return true; }
+  /// Whether `rank` sends its input in this operation (a broadcast's root alone does).
+  [[nodiscard]] virtual bool sends(int /*rank*/, const PerfSettings& /*settings*/) const { return true; }
   /// Counts for a size of `count` elements over `ranks` ranks, seen from `rank`.
   [[nodiscard]] virtual PerfCounts counts(std::size_t count, int ranks, int rank) const = 0;
   /// busbw = algbw × this (nccl-tests' PERFORMANCE.md).

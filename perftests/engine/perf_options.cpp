@@ -136,6 +136,10 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                  "mpirun), native (meshcomm's native "
                  "algorithm, when --algo lists it) or none")
       ->capture_default_str()->check(CLI::IsMember({"mpi_best", "native", "none"}));
+  app.add_flag("--new-input", options.new_input,
+               "before each call, every rank that sends (a broadcast's root alone) writes new bytes over its input, "
+               "as a trainer sends what it has just computed; the writes are timed with the calls, in every column "
+               "alike (host memory). Without it the inputs stay as filled, as in nccl-tests and OSU");
   try {
     app.parse(argc, argv);
     options.min_bytes = parse_size(min_bytes, "-b");
@@ -194,6 +198,14 @@ std::optional<PerfOptions> parse_perf_options(int argc, char** argv, std::string
                      : baseline == "native" ? Baseline::native
                                             : Baseline::none;
   options.memory = memory == "cuda" ? MemoryKind::cuda : MemoryKind::host;
+  if (options.memory == MemoryKind::cuda && options.new_input) {
+    if (!quiet) {
+      std::fprintf(stderr, "%s: --new-input writes host memory; valid with --memory host, not --memory cuda\n",
+                   std::string(program).c_str());
+    }
+    exit_code = 2;
+    return std::nullopt;
+  }
   if (options.memory == MemoryKind::cuda) {
     // Device buffers are one kind; --buffers chooses among host buffers only.
     options.shared_buffers = true;

@@ -44,6 +44,7 @@ struct PerfOptions {
   bool user_buffers = true;                  // --buffers user|both: plain page-aligned memory, as a trainer's
   Baseline baseline = Baseline::mpi_best;    // --baseline
   MemoryKind memory = MemoryKind::host;      // --memory host|cuda
+  bool new_input = false;                    // --new-input: senders write new bytes before each call
 };
 
 /// Parses `argc/argv`; returns nothing after printing help or an error (then `exit_code` is set).

@@ -1,16 +1,20 @@
 // The perftests' options: the size parser (what it takes, and that nothing wraps or turns
-// negative into huge), the defaults that decide what a plain run compares, and how the
-// reference of the speedup columns is picked.
+// negative into huge), the defaults that decide what a plain run compares, how the
+// reference of the speedup columns is picked, and what --new-input writes.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/new_input.hpp"
 #include "engine/perf_options.hpp"
 #include "engine/statistics.hpp"
 #include "engine/turn_order.hpp"
@@ -151,6 +155,69 @@ TEST(PerfOptions, BackendsAreOneOrMpiAndUcxSideBySide) {
     exit_code = 0;
     EXPECT_FALSE(parse({"--backend", bad}, exit_code).has_value()) << bad;
     EXPECT_NE(exit_code, 0) << bad;
+  }
+}
+
+TEST(PerfOptions, NewInputIsAskedForAndRefusedOnDeviceMemory) {
+  int exit_code = 0;
+  const auto plain = parse({}, exit_code);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->new_input) << "inputs stay as filled unless asked, as in nccl-tests";
+  const auto asked = parse({"--new-input"}, exit_code);
+  ASSERT_TRUE(asked.has_value());
+  EXPECT_TRUE(asked->new_input);
+  EXPECT_FALSE(parse({"--new-input", "--memory", "cuda"}, exit_code).has_value());
+  EXPECT_EQ(exit_code, 2);
+}
+
+/// How many of the first `bytes` of `data`, outside the blocks' first words, are not call `call`'s
+/// fill byte.
+std::size_t bytes_not_filled(const std::vector<std::byte>& data, std::size_t bytes, std::uint32_t call) {
+  std::size_t wrong = 0;
+  for (std::size_t at = 0; at < bytes; ++at) {
+    const bool block_start = at % kNewInputBlock < sizeof(std::uint16_t) && at - at % kNewInputBlock + 2 <= bytes;
+    if (!block_start && data[at] != static_cast<std::byte>(1 + call % 120)) ++wrong;
+  }
+  return wrong;
+}
+
+TEST(PerfNewInput, EveryByteIsWrittenAndNoBlockStartsAsAnotherOrAsInTheCallsBefore) {
+  constexpr std::size_t kBlocks = 1024;
+  constexpr std::size_t kBytes = kBlocks * kNewInputBlock;
+  constexpr std::uint32_t kCalls = 8;
+  std::vector<std::vector<std::uint16_t>> starts(kCalls);  // each call's blocks' first words
+  std::vector<std::byte> data(kBytes);
+  for (std::uint32_t call = 0; call < kCalls; ++call) {
+    std::fill(data.begin(), data.end(), std::byte{0});
+    write_new_input(data.data(), kBytes, call);
+    EXPECT_EQ(bytes_not_filled(data, kBytes, call), 0U) << "call " << call;
+    for (std::size_t block = 0; block < kBlocks; ++block) {
+      std::uint16_t word = 0;
+      std::memcpy(&word, data.data() + block * kNewInputBlock, sizeof word);
+      starts[call].push_back(word);
+    }
+    auto sorted = starts[call];
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "two blocks start alike, call " << call;
+    for (std::uint32_t before = 0; before < call; ++before) {
+      for (std::size_t block = 0; block < kBlocks; ++block) {
+        ASSERT_NE(starts[call][block], starts[before][block]) << "block " << block << ", calls " << before << " and "
+                                                               << call;
+      }
+    }
+    for (std::size_t at = 0; at + sizeof(float) <= kBytes; at += sizeof(float)) {
+      float value = 0;
+      std::memcpy(&value, data.data() + at, sizeof value);
+      ASSERT_EQ(std::fpclassify(value), FP_NORMAL) << "f32 at byte " << at << ", call " << call;
+    }
+  }
+  // Sizes that end inside a block, inside a word, and below one word.
+  for (std::size_t bytes : {kNewInputBlock + 1, std::size_t{4099}, std::size_t{1}}) {
+    std::vector<std::byte> odd(2 * kNewInputBlock, std::byte{0});
+    write_new_input(odd.data(), bytes, 3);
+    EXPECT_EQ(bytes_not_filled(odd, bytes, 3), 0U) << bytes << " bytes";
+    const auto end = odd.begin() + static_cast<std::ptrdiff_t>(bytes);
+    EXPECT_EQ(std::count(end, odd.end(), std::byte{0}), odd.end() - end) << "nothing past " << bytes << " bytes";
   }
 }
 
