@@ -387,8 +387,10 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   } else if (args.root == rank_) {
     store(payload, args.output.data, bytes);
   }
-  const bool stored_as_root = args.kind == CollectiveKind::broadcast && args.root == rank_ && beyond_inline && !lent;
-  if (!stored_as_root) held_starts_[slot_index].count = 0;
+  // A payload in the inline bytes (a barrier's, a small call's) leaves the slot's payload bytes
+  // as they were, and what the root kept of them true.
+  const bool stored_as_root = args.kind == CollectiveKind::broadcast && args.root == rank_ && !lent;
+  if (beyond_inline && !stored_as_root) held_starts_[slot_index].count = 0;
   if (timed) {
     const std::uint64_t took = elapsed_nanoseconds(began);
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);

@@ -64,7 +64,7 @@ class SharedSegment;
 /// slot's lines, which its readers have taken (EagerMailbox::publish).
 struct HeldPayloadStart {
   std::array<std::byte, 64> bytes{};
-  std::size_t count = 0;  ///< bytes known; 0 where another operation published into the slot since
+  std::size_t count = 0;  ///< bytes known; 0 where another operation's payload went into the slot since
 };
 
 /// One communicator's eager slots and its operations not yet finished.

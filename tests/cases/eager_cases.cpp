@@ -227,6 +227,14 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
         if (call == 8) sent[std::min(count - 1, std::size_t{1500})] += 1.0F;  // the second 4 KiB block
         if (call == 9) sent.front() += 1.0F;
         if (call == 10) sent = original;
+        if (call == 11) {
+          // An 8 KiB all-reduce's payload goes into the slot the next broadcast uses (or one of them).
+          std::vector<float> ones(2048, 1.0F), sums(2048);
+          comm.all_reduce(std::span<const float>(ones), std::span<float>(sums), {.algorithm = "eager"})
+              .wait(std::chrono::seconds(20));
+          ASSERT_EQ(sums, std::vector<float>(2048, static_cast<float>(size)));
+        }
+        if (call == 12) comm.barrier();  // its record alone, in the slot's first line
         if (rank == root) {
           data = sent;
         } else {

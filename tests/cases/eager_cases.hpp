@@ -38,8 +38,9 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world);
 /// out of its stores the leading blocks its slot holds): sizes below a compared block, of one and
 /// of four slots' payloads, and in pieces, from the first and the last rank, each sent unchanged
 /// more times than there are slots, then with one element changed at its end, in a middle block
-/// and at its start, then as it first was; the readers' buffers hold other values before each
-/// call. Every result is exact.
+/// and at its start, then as it first was, after an all-reduce whose payload takes a slot and
+/// after a barrier; the readers' buffers hold other values before each call. Every result is
+/// exact.
 void check_eager_broadcasts_of_data_at_rest(Communicator& world);
 
 /// All-gathers, all-to-alls and all-to-allvs through the eager slots in the size classes whose
