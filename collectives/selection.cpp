@@ -183,7 +183,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   pair's counts (0.48 us pairwise against 1.10 us native at 8 B per peer, 6.6 against
   //   7.2-7.5 us at 64 KiB): where eager hands an all-to-allv over, pairwise takes it;
   // - broadcast: `eager` below 512 KiB, past the slots' 64 KiB in pieces of 64 KiB, the root
-  //   storing one into its slot while the readers copy the one before (eager_mailbox.hpp). On
+  //   storing one into its slot while the readers copy the one before (eager_mailbox.hpp), and
+  //   nothing of a payload its slot already holds: data at rest ran 1.51-3.51x mpi_best in place
+  //   at 16-256 KiB at two ranks on the Intel VM on 2026-11-30, where the stores had run
+  //   0.61-0.96x (perftests/README.md, "Broadcasts of data at rest"). On
   //   2026-11-29 (`broadcast_perf --algo eager,binomial,native -b 128K -e 512K -f 2`, mpi_best /
   //   time, out / in place; out of place the root copies its input into the buffer first, so the
   //   readers of a single copy read lines the root has just written, and the root then writes
