@@ -1,11 +1,13 @@
 #include "process_liveness.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -21,10 +23,14 @@ struct ProcessStat {
   std::uint64_t start_time = 0;
 };
 
-/// Reads /proc/<pid>/stat; false if there is no such process.
+/// Reads /proc/<pid>/stat; false if there is no such process, or if it ended while being read.
 bool read_stat(std::int64_t pid, ProcessStat& stat) {
-  std::ifstream file(fmt::format("/proc/{}/stat", pid));
-  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const int fd = ::open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const auto read = read_open_proc_file(fd);
+  ::close(fd);
+  if (!read) return false;
+  const std::string& text = *read;
   // The command name (field 2) is in parentheses and may hold spaces: fields resume after the
   // last ')'. Field 3 is the state, field 22 the start time.
   const auto name_end = text.rfind(')');
@@ -50,6 +56,21 @@ std::uint64_t pid_namespace_inode() {
 }
 
 }  // namespace
+
+std::optional<std::string> read_open_proc_file(int fd) {
+  std::string text;
+  std::array<char, 512> chunk{};
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+    if (got > 0) {
+      text.append(chunk.data(), static_cast<std::size_t>(got));
+    } else if (got == 0) {
+      return text;
+    } else if (errno != EINTR) {
+      return std::nullopt;
+    }
+  }
+}
 
 ProcessIdentity ProcessIdentity::of_this_process() {
   static const ProcessIdentity self = [] {

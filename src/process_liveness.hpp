@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,12 @@ struct ProcessIdentity {
   /// This process.
   static ProcessIdentity of_this_process();
 };
+
+/// The rest of the open /proc file `fd`, read with read(2); nullopt where a read fails, as one of
+/// /proc/<pid>/stat does (ESRCH) once its process has ended after the open. Never throws: a
+/// std::ifstream's streambuf iterator threw that failure as std::ios_base::failure, out of a
+/// wait that was looking whether its peer had ended.
+std::optional<std::string> read_open_proc_file(int fd);
 
 /// Whether the process `peer` names has certainly ended (exited, killed, a zombie, or its pid
 /// reused). Only a process on this host, in this pid namespace, can be seen: for any other the
