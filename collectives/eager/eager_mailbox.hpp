@@ -23,9 +23,10 @@
 // operation of its own (start_in_pieces): the root stores one piece while its readers copy the
 // one before. A root leaves out of its stores the leading blocks of a payload its slot already
 // holds, so that a broadcast of data at rest, up to the slots' kSlots payloads, moves no line
-// between the cores but the slots' headers (a larger one reuses its slots within the call). A root whose buffer lies in a shared segment (Communicator::allocate_shared) leaves
-// its payload there instead, and its readers copy the whole call's at the first piece, through
-// their mappings, and count every piece of the call finished with it.
+// between the cores but the slots' headers (a larger one reuses its slots within the call). A root
+// whose buffer lies in a shared segment (Communicator::allocate_shared) leaves its payload there
+// instead, and its readers copy the whole call's at the first piece, through their mappings, and
+// count every piece of the call finished with it.
 //
 // A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
 // the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its

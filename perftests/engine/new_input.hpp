@@ -7,7 +7,7 @@
 
 namespace meshcomm::perf {
 
-/// The size of the blocks whose first word new_input_bytes() makes differ.
+/// The size of the blocks whose first word write_new_input() makes differ.
 inline constexpr std::size_t kNewInputBlock = 4096;
 
 /// Writes new bytes over all `bytes` at `data` for call `call`: every byte 1 + call % 120, as fast

@@ -198,7 +198,8 @@ TEST(PerfNewInput, EveryByteIsWrittenAndNoBlockStartsAsAnotherOrAsInTheCallsBefo
     }
     auto sorted = starts[call];
     std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "two blocks start alike, call " << call;
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end())
+        << "two blocks start alike, call " << call;
     for (std::uint32_t before = 0; before < call; ++before) {
       for (std::size_t block = 0; block < kBlocks; ++block) {
         ASSERT_NE(starts[call][block], starts[before][block]) << "block " << block << ", calls " << before << " and "
