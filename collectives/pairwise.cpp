@@ -135,7 +135,7 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
 /// (alternated launches, 2026-11-30).
 void copy_aside(void* aside, const void* block, std::size_t bytes, MemoryKind memory) {
   if (memory == MemoryKind::host && bytes < streaming_copy_threshold()) {
-    copy_into_peer_memory(aside, block, bytes);
+    copy_into_peer_memory(aside, block, bytes, PeerReadCopy::exchange_aside);
   } else {
     copy_bytes(aside, block, bytes, memory);
   }

@@ -374,12 +374,15 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
           });
     }
     // Shared by the two phases; the first takes the scratch, the second hands it back. It holds
-    // the peers' blocks in rank order, without this rank's own. Both phases copy with plain
-    // stores: the staged blocks are read back straight after, and the blocks written into this
-    // rank's buffer replace lines its peers have just read. With those streamed from a 32 MiB
-    // output, as the other copies are, this ran at 0.82x mpi_best on shared buffers at 32 MiB on
-    // an Intel Xeon VM (two launches each of `alltoall_perf --buffers shared -b 16M -e 64M -f 2`),
-    // plain at 0.97-1.01x, and 2.55-2.58x against 2.71-2.81x at 64 MiB.
+    // the peers' blocks in rank order, without this rank's own. The staging copies plainly: its
+    // blocks are read back straight after. With both phases streamed from a 32 MiB output, as
+    // the other copies are, this ran at 0.82x mpi_best on shared buffers at 32 MiB on an Intel
+    // Xeon VM (two launches each of `alltoall_perf --buffers shared -b 16M -e 64M -f 2`), plain
+    // at 0.97-1.01x, and 2.55-2.58x against 2.71-2.81x at 64 MiB. The blocks written into this
+    // rank's buffer replace lines its peers have just read, and which stores do that faster
+    // depends on the machine's state: they are measured (copy_into_peer_memory). On the AMD EPYC
+    // VM of perftests/README.md plain ones ran two ranks' calls at 2-16 MiB at 0.52-0.63x
+    // mpi_best, the measured ones at 1.04-1.87x (two alternated launches each, 2026-11-30).
     auto staged = std::make_shared<std::shared_ptr<std::byte[]>>();
     const auto rank = static_cast<std::size_t>(comm.rank());
     const std::size_t peers = static_cast<std::size_t>(comm.size()) - 1;
@@ -398,7 +401,8 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
       if (block == 0) return;
       for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
         if (peer == rank) continue;
-        std::memcpy(byte_offset(output, peer * block), staged_at(staged->get(), peer), block);
+        copy_into_peer_memory(byte_offset(output, peer * block), staged_at(staged->get(), peer), block,
+                              PeerReadCopy::in_place_result);
       }
       staged->reset();
     };

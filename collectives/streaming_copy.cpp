@@ -199,7 +199,7 @@ MeasuredChoice* peer_read_store_choice(bool in_place) {
   return streaming_stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
 }
 
-void copy_into_peer_memory(void* to, const void* from, std::size_t bytes) {
+void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind) {
   if (bytes < kMeasuredPeerWriteBytes) {
     std::memcpy(to, from, bytes);
     return;
@@ -210,7 +210,8 @@ void copy_into_peer_memory(void* to, const void* from, std::size_t bytes) {
   }
   // A quarter per piece: one copy slowed by something else (a page fault, a context switch)
   // moves the figure little, while the slow periods last seconds.
-  static MeasuredChoice choice(0.25);
+  static std::array<MeasuredChoice, 3> choices{MeasuredChoice(0.25), MeasuredChoice(0.25), MeasuredChoice(0.25)};
+  MeasuredChoice& choice = choices[static_cast<std::size_t>(kind)];
   const int way = choice.choose(bytes);
   const int usual = choice.usual_way(bytes);
   auto* target = static_cast<std::byte*>(to);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 #include "measured_choice.hpp"
 
@@ -56,8 +57,15 @@ MeasuredChoice* reduction_store_choice();
 /// Null where MESHCOMM_STREAMING_STORES=always (as reduction_store_choice()).
 MeasuredChoice* peer_read_store_choice(bool in_place);
 
-/// Copies `bytes` into memory that another process reads next (the ucx backend's puts into a
-/// same-host peer's segment): from kMeasuredPeerWriteBytes with the stores that copied that size
+/// The copies into memory another process reads next, each kind with a measured choice of its
+/// own: their speeds differ (what the reader does with the lines, how soon it reads them).
+enum class PeerReadCopy : std::uint8_t {
+  put,              ///< the ucx backend's puts into a same-host peer's segment
+  exchange_aside,   ///< a block copied aside for an exchange in place to send from
+  in_place_result,  ///< an in-place result written over lines the peers have just read
+};
+
+/// Copies `bytes` into memory that another process reads next (`kind`): from kMeasuredPeerWriteBytes with the stores that copied that size
 /// class faster, each copy timed for the choice (MeasuredChoice, way 0 plain, way 1 streamed; a
 /// trial of the other stores copies an eighth of the bytes that way and the rest the usual way);
 /// plain below it. The copy's own time tells the ways apart: on the 2-core VM of
@@ -65,7 +73,7 @@ MeasuredChoice* peer_read_store_choice(bool in_place);
 /// some launches, while in others (a core's stores to lines the other core read a few calls
 /// before slow down many times) plain ones made the exchange 3-5x slower than streamed ones.
 /// copy_host_bytes()'s rule where MESHCOMM_STREAMING_STORES=always.
-void copy_into_peer_memory(void* to, const void* from, std::size_t bytes);
+void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind);
 
 /// The smallest copy into a peer's memory whose stores are measured.
 inline constexpr std::size_t kMeasuredPeerWriteBytes = std::size_t{64} << 10;

@@ -1,6 +1,7 @@
 // Streaming copies: every byte lands, whatever the alignment and length, on either side of the
 // threshold; from it, the stores are chosen by measuring both kinds.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -95,20 +96,24 @@ TEST(StreamingCopy, ReductionStoresFromTheThresholdAreMeasuredBothWays) {
 }
 
 // Copies into a peer's memory: below kMeasuredPeerWriteBytes plain; from it, each way does two
-// copies of a size class first, so that eight copies of a class take both ways; every byte lands.
+// copies of a size class first, so that eight copies of a class take both ways; every byte lands,
+// for every kind of copy (each with a choice of its own).
 TEST(StreamingCopy, CopiesIntoPeerMemoryExactlyEitherWay) {
-  for (std::size_t length : {std::size_t{100}, kMeasuredPeerWriteBytes - 1, kMeasuredPeerWriteBytes + 13,
-                             3 * kMeasuredPeerWriteBytes + 5}) {
-    const auto source = numbered(length + 64);
-    for (int copy = 0; copy < 8; ++copy) {
-      const std::size_t from = static_cast<std::size_t>(copy) % 3;
-      std::vector<unsigned char> destination(length + 64, 0xEE);
-      copy_into_peer_memory(destination.data() + 5, source.data() + from, length);
-      EXPECT_EQ(destination[4], 0xEE) << "length " << length << ", copy " << copy;
-      EXPECT_EQ(destination[5 + length], 0xEE) << "length " << length << ", copy " << copy;
-      EXPECT_TRUE(std::equal(source.begin() + static_cast<std::ptrdiff_t>(from),
-                             source.begin() + static_cast<std::ptrdiff_t>(from + length), destination.begin() + 5))
-          << "length " << length << ", copy " << copy;
+  for (PeerReadCopy kind : {PeerReadCopy::put, PeerReadCopy::exchange_aside, PeerReadCopy::in_place_result}) {
+    for (std::size_t length : {std::size_t{100}, kMeasuredPeerWriteBytes - 1, kMeasuredPeerWriteBytes + 13,
+                               3 * kMeasuredPeerWriteBytes + 5}) {
+      const auto source = numbered(length + 64);
+      for (int copy = 0; copy < 8; ++copy) {
+        const std::size_t from = static_cast<std::size_t>(copy) % 3;
+        std::vector<unsigned char> destination(length + 64, 0xEE);
+        copy_into_peer_memory(destination.data() + 5, source.data() + from, length, kind);
+        const auto where = fmt::format("kind {}, length {}, copy {}", static_cast<int>(kind), length, copy);
+        EXPECT_EQ(destination[4], 0xEE) << where;
+        EXPECT_EQ(destination[5 + length], 0xEE) << where;
+        EXPECT_TRUE(std::equal(source.begin() + static_cast<std::ptrdiff_t>(from),
+                               source.begin() + static_cast<std::ptrdiff_t>(from + length), destination.begin() + 5))
+            << where;
+      }
     }
   }
 }

@@ -94,7 +94,7 @@ std::shared_ptr<WorkState> UcxBackend::put(ConstBufferView source, int peer, con
   // with the stores that measured faster (a put from UCX stores plainly), and are in place
   // before any later message to the peer leaves (streaming_copy fences its stores).
   if (void* mapped = nullptr; ucp_rkey_ptr(target.key, target.address + offset, &mapped) == UCS_OK) {
-    copy_into_peer_memory(mapped, source.data, source.bytes());
+    copy_into_peer_memory(mapped, source.data, source.bytes(), PeerReadCopy::put);
     return nullptr;
   }
   const ucp_ep_h endpoint = peers_->endpoint(root_peer);
