@@ -65,14 +65,14 @@ enum class PeerReadCopy : std::uint8_t {
   in_place_result,  ///< an in-place result written over lines the peers have just read
 };
 
-/// Copies `bytes` into memory that another process reads next (`kind`): from kMeasuredPeerWriteBytes with the stores that copied that size
-/// class faster, each copy timed for the choice (MeasuredChoice, way 0 plain, way 1 streamed; a
-/// trial of the other stores copies an eighth of the bytes that way and the rest the usual way);
-/// plain below it. The copy's own time tells the ways apart: on the 2-core VM of
-/// perftests/README.md a 2 MiB halo put took 60-120 us with plain stores and 150-200 streamed in
-/// some launches, while in others (a core's stores to lines the other core read a few calls
-/// before slow down many times) plain ones made the exchange 3-5x slower than streamed ones.
-/// copy_host_bytes()'s rule where MESHCOMM_STREAMING_STORES=always.
+/// Copies `bytes` into memory that another process reads next (`kind`): from
+/// kMeasuredPeerWriteBytes with the stores that copied that size class faster, each copy timed for
+/// the choice (MeasuredChoice, way 0 plain, way 1 streamed; a trial of the other stores copies an
+/// eighth of the bytes that way and the rest the usual way); plain below it. The copy's own time
+/// tells the ways apart: on the 2-core VM of perftests/README.md a 2 MiB halo put took 60-120 us
+/// with plain stores and 150-200 streamed in some launches, while in others (a core's stores to
+/// lines the other core read a few calls before slow down many times) plain ones made the exchange
+/// 3-5x slower than streamed ones. copy_host_bytes()'s rule where MESHCOMM_STREAMING_STORES=always.
 void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind);
 
 /// The smallest copy into a peer's memory whose stores are measured.
