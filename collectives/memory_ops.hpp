@@ -15,6 +15,13 @@ namespace meshcomm::detail {
 void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory,
                 std::size_t written_in_operation = 0);
 
+/// Copies `bytes` bytes of `data` into `aside`, to be sent from there to a peer of this host that
+/// reads them itself (a single copy): an exchange in place sends from a copy, so that the lines
+/// its peer reads are not the ones this rank writes next. On the host, below
+/// streaming_copy_threshold() (from it the copy streams, as any copy that size), with the stores
+/// measured faster for memory a peer reads next (copy_into_peer_memory, PeerReadCopy::exchange_aside).
+void copy_aside_to_send(void* aside, const void* data, std::size_t bytes, MemoryKind memory);
+
 /// `destination[i] = destination[i] op source[i]` (see reduction.hpp) on `memory`.
 void reduce_into(void* destination, const void* source, std::size_t count, DataType type, ReduceOp op,
                  MemoryKind memory);

@@ -14,7 +14,6 @@
 #include "patterns/partition.hpp"
 #include "recycled_allocation.hpp"
 #include "reduction.hpp"
-#include "streaming_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -127,20 +126,6 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   return make_schedule(batches, std::move(start_batch));
 }
 
-/// Copies a block aside to be sent from there. On the host, below streaming_copy_threshold()
-/// (from it the copy streams, as any copy that size), with the stores measured faster for memory
-/// a peer reads next (copy_into_peer_memory): on the AMD EPYC VM of perftests/README.md, plain
-/// stores into the lines the peer had read from the call before made the two-rank all-to-all in
-/// place at 2 and 4 MiB run 0.48-0.64x Open MPI's best; the measured stores, 0.76-0.94x
-/// (alternated launches, 2026-11-30).
-void copy_aside(void* aside, const void* block, std::size_t bytes, MemoryKind memory) {
-  if (memory == MemoryKind::host && bytes < streaming_copy_threshold()) {
-    copy_into_peer_memory(aside, block, bytes, PeerReadCopy::exchange_aside);
-  } else {
-    copy_bytes(aside, block, bytes, memory);
-  }
-}
-
 /// In place: a neighbour-trade schedule (patterns/pairwise.hpp), as Open MPI's in-place
 /// all-to-all runs. One block of scratch, copied once a step, and every rank busy in every step,
 /// where a round-robin of swaps copied every block aside and, at odd sizes, left a rank idle in
@@ -156,7 +141,7 @@ std::shared_ptr<WorkState> start_neighbour_trades(CommunicatorImpl& comm, void* 
   return make_schedule(trade_halves(size), [&comm, block_of, aside, block, rank, size, tag, label, memory](int half) {
     const TradeHalf trade = trade_half(rank, size, half);
     WorkList works;
-    if (trade.copy_aside >= 0) copy_aside(aside.get(), block_of(trade.copy_aside), block, memory);
+    if (trade.copy_aside >= 0) copy_aside_to_send(aside.get(), block_of(trade.copy_aside), block, memory);
     if (trade.receive_from >= 0) {
       works.push_back(recv_bytes(comm, block_of(trade.receive_from), block, trade.receive_from, tag, label, memory));
     }
