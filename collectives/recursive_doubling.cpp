@@ -21,15 +21,20 @@ std::string needs_power_of_two_ranks(const CommunicatorImpl& comm) {
 
 namespace {
 
+/// In place, from this size the all-reduce's first exchange sends a copy of this rank's data.
+constexpr std::size_t kSendAsideFromBytes = std::size_t{8} << 10;
+
 /// All-reduce: ranks beyond the largest power of two first fold their data into a partner, the
 /// power-of-two ranks exchange whole vectors for log2 rounds, then the partners get the result.
-class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_reduce> {
+class RecursiveDoublingAllReduce final : public OneTagAlgorithmOf<CollectiveKind::all_reduce> {
  public:
-  RecursiveDoublingAllReduce() : AlgorithmOf("recursive_doubling") {}
+  RecursiveDoublingAllReduce() : OneTagAlgorithmOf("recursive_doubling") {}
 
-  std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
+  std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                           int tag) const override {
     struct Context {
       std::shared_ptr<std::byte[]> incoming;
+      std::shared_ptr<std::byte[]> aside;  // in place, what the first exchange sends
       int pending_round = -1;  // round whose received data still has to be reduced
       int pending_peer = -1;
       bool output_holds_data = false;  // out of place, the input is this rank's data until the first reduction
@@ -46,7 +51,18 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
     auto context = make_recycled<Context>();
     context->output_holds_data = args.in_place || size == 1;
     context->incoming = comm.scratch().acquire(bytes, memory);
-    const int tag = comm.reserve_internal_tags(1);
+    // In place, the peer of the first exchange would read the lines this rank's reduction then
+    // writes, which the call before wrote too; it reads a copy instead. On the AMD EPYC VM of
+    // perftests/README.md (2026-11-30, sixteen alternated launches of `all_reduce_perf --algo
+    // ring,recursive_doubling -b 16K -e 2M -f 4` at two ranks, in place, time over the ring's in
+    // the same launch): at 16-64 KiB 0.57-0.83x with the copy, 0.62-1.07x without; from 256 KiB
+    // 0.68-1.11x against 1.15-1.27x where the two cores are far apart, but 1.12-1.64x against
+    // 0.96-1.12x where they are near (selection.cpp leaves those sizes in place to the ring).
+    // Below 8 KiB, which Open MPI's shared-memory transport sends through its own buffers, the
+    // copy is only a cost (1.5 against 1.9 us at 1 KiB).
+    if (args.in_place && group > 1 && bytes >= kSendAsideFromBytes) {
+      context->aside = comm.scratch().acquire(bytes, memory);
+    }
     // Steps: 0 fold-in, 1..rounds exchanges, rounds+1 fold-out, rounds+2 finish.
     return make_schedule(rounds + 3, [&comm, args, context, rank, size, group, rounds, bytes,
                                                         memory, tag](int step) {
@@ -77,7 +93,12 @@ class RecursiveDoublingAllReduce final : public AlgorithmOf<CollectiveKind::all_
         if (!extra) {
           const int peer = doubling_peer(rank, step - 1);
           works.push_back(recv_bytes(comm, context->incoming.get(), bytes, peer, tag, args.label, memory));
-          works.push_back(send_bytes(comm, mine, bytes, peer, tag, args.label, memory));
+          const void* sent = mine;
+          if (step == 1 && context->aside) {
+            copy_aside_to_send(context->aside.get(), mine, bytes, memory);
+            sent = context->aside.get();
+          }
+          works.push_back(send_bytes(comm, sent, bytes, peer, tag, args.label, memory));
           context->pending_peer = peer;
         }
       } else if (step == rounds + 1) {
