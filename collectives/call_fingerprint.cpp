@@ -15,7 +15,7 @@ namespace meshcomm::detail {
 std::uint64_t call_fingerprint(const CollectiveArgs& args) noexcept {
   return collective_fingerprint(args.kind, args.input.type, agreed_count(args),
                                 reduces(args.kind) ? args.op : ReduceOp::sum,
-                                args.kind == CollectiveKind::broadcast ? args.root : 0);
+                                args.kind == CollectiveKind::broadcast ? args.root : 0, agreed_in_place(args));
 }
 
 DebugExchange debug_exchange_requested() {

@@ -18,6 +18,7 @@ CallRecord CallRecord::of(const CollectiveArgs& args) {
   record.kind = static_cast<std::uint8_t>(args.kind);
   record.type = static_cast<std::uint8_t>(args.input.type);
   record.op = static_cast<std::uint8_t>(reduces(args.kind) ? args.op : ReduceOp::sum);
+  record.in_place = agreed_in_place(args) ? 1 : 0;
   return record;
 }
 
@@ -49,6 +50,7 @@ std::string CallRecord::describe() const {
                                                         to_string(static_cast<DataType>(type)));
   if (reduces(collective)) text += fmt::format(" {}", to_string(static_cast<ReduceOp>(op)));
   if (collective == CollectiveKind::broadcast) text += fmt::format(" root={}", root);
+  if (in_place != 0) text += " in place";
   if (site[0] != '\0') text += fmt::format(" at {}", site.data());
   return text;
 }
@@ -76,7 +78,8 @@ void throw_if_disagreeing(std::span<const CallRecord> records, const ErrorContex
   if (disagreement.empty()) return;
   throw Error(ErrorCode::invalid_argument,
               fmt::format("the ranks disagree about this collective: {}; every rank must make the same collective "
-                          "calls in the same order with the same counts, dtype, op and root",
+                          "calls in the same order with the same counts, dtype, op and root (and an all-reduce in "
+                          "place on all of them or none)",
                           disagreement),
               context);
 }
@@ -85,9 +88,9 @@ Error disagreeing_call_error(const ErrorContext& context, std::size_t expected_b
                              int sent_tag) {
   return Error(sent_bytes != expected_bytes ? ErrorCode::size_mismatch : ErrorCode::invalid_argument,
                fmt::format("this rank ({}) and rank {} disagree about this collective: rank {} sent {} bytes for it "
-                           "(tag {}) as a call of another kind, count, dtype, op or root, where this rank expects {} "
-                           "bytes (tag {}); every rank must make the same collective calls (MESHCOMM_DEBUG=fingerprint "
-                           "lists every rank's call)",
+                           "(tag {}) as a call of another kind, count, dtype, op, root or placement, where this rank "
+                           "expects {} bytes (tag {}); every rank must make the same collective calls "
+                           "(MESHCOMM_DEBUG=fingerprint lists every rank's call)",
                            context.rank, context.peer, context.peer, sent_bytes, sent_tag, expected_bytes, tag),
                context);
 }

@@ -19,8 +19,8 @@ struct CallRecord {
   std::int32_t root = 0;    ///< broadcast's root, else 0
   std::uint8_t kind = 0;
   std::uint8_t type = 0;
-  std::uint8_t op = 0;      ///< the reduction of reducing kinds, else sum
-  std::uint8_t padding = 0;
+  std::uint8_t op = 0;        ///< the reduction of reducing kinds, else sum
+  std::uint8_t in_place = 0;  ///< agreed_in_place: 1 for an all-reduce in place
   /// Where the call was made ("train.cpp:42": the file's name without its directory), under
   /// MESHCOMM_DEBUG=callsite only; empty otherwise, so that it never tells calls apart.
   std::array<char, 48> site{};
@@ -70,6 +70,13 @@ Error disagreeing_call_error(const ErrorContext& context, std::size_t expected_b
 /// reduce_scatter, the whole buffer of all_reduce, all_to_all and broadcast, 0 for all_to_allv
 /// (whose counts differ by rank).
 std::size_t agreed_count(const CollectiveArgs& args) noexcept;
+
+/// Whether the call is in place where every rank of a correct call agrees on it: an all-reduce's
+/// (as MPI_IN_PLACE must be given at every rank; the selection table chooses by it). False for
+/// every other kind, whose ranks may differ.
+constexpr bool agreed_in_place(const CollectiveArgs& args) noexcept {
+  return args.kind == CollectiveKind::all_reduce && args.in_place;
+}
 
 /// Whether `kind` has a reduction op.
 constexpr bool reduces(CollectiveKind kind) noexcept {

@@ -122,7 +122,7 @@ const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, co
   };
   const std::size_t bytes = args.bytes();
   for (const auto& row : rows(args.kind, comm.backend_kind())) {
-    if (row.rule.holds(bytes, comm.size(), comm.shares_one_host()) && takes_over(row.algorithm)) {
+    if (row.rule.holds(bytes, comm.size(), comm.shares_one_host(), args.in_place) && takes_over(row.algorithm)) {
       return *row.algorithm;
     }
   }

@@ -32,7 +32,8 @@ class CollectiveEngine {
     if (requested.empty() && !table_.forced(args.kind)) {
       const std::size_t bytes = args.bytes();
       for (const auto& row : rows(args.kind, comm.backend_kind())) {
-        if (row.rule.holds(bytes, comm.size(), comm.shares_one_host()) && row.algorithm->runs(args, comm)) {
+        if (row.rule.holds(bytes, comm.size(), comm.shares_one_host(), args.in_place) &&
+            row.algorithm->runs(args, comm)) {
           return *row.algorithm;
         }
       }

@@ -70,21 +70,32 @@ SelectionTable SelectionTable::measured_defaults() {
   // - all-reduce on user buffers against the faster of MPI_Allreduce and MPI_Iallreduce:
   //   recursive doubling up to 64 KiB, the ring from 128 KiB (recursive doubling there is
   //   0.41-0.62x of it at -np 3 and 4). At two ranks on mpi and ucx, whose one exchange is a
-  //   single copy each way, recursive doubling below 192 KiB. In place the buffer it sends is
-  //   the one the call before has just written, so the peer's single copy reads lines this
-  //   rank's core holds modified and this rank's reduction then writes lines the peer holds;
-  //   how much that costs depends on the CPU. Five launches on the AMD EPYC VM on 2026-11-29
-  //   (`all_reduce_perf --backend mpi,ucx --algo ring,recursive_doubling`, mpi_best / time, out
-  //   / in place): 1.88-2.00 / 0.96-1.12x at 128 KiB against the ring's 1.18-1.37 / 0.83-1.09x,
-  //   1.71-2.27 / 0.94-1.04x at 256 KiB against 1.39-1.68 / 0.95-1.04x, 1.48-1.65 / 0.97-1.14x
-  //   at 512 KiB against 1.37-1.54 / 0.87-1.08x. Two launches each on the Intel Xeon VM the
-  //   same day, both backends: 2.53-2.59 / 0.91-0.93x at 128 KiB against the ring's 1.12-1.17 /
-  //   1.04-1.07x, 2.45-2.55 / 0.86-0.90x at 192 KiB against 1.48-1.52 / 1.01-1.10x, 2.03-2.48 /
-  //   0.79-0.90x at 256 KiB against 1.53-1.57 / 0.97-1.06x, 1.43-1.63 / 0.75-0.79x at 512 KiB
-  //   against 1.37-1.58 / 0.93-1.00x. The ring's worst case is the better one from 192 KiB.
+  //   single copy each way, recursive doubling below 192 KiB, and out of place on one host below
+  //   4 MiB. In place the buffer it sends is the one the call before has just written, so the
+  //   peer's single copy reads lines this rank's core holds modified and this rank's reduction
+  //   then writes lines the peer holds; how much that costs depends on the CPU (it sends a copy,
+  //   recursive_doubling.cpp, which pays where the cores are far apart and costs where near).
+  //   Five launches on the AMD EPYC VM on 2026-11-29 (`all_reduce_perf --backend mpi,ucx --algo
+  //   ring,recursive_doubling`, mpi_best / time, out / in place): 1.88-2.00 / 0.96-1.12x at
+  //   128 KiB against the ring's 1.18-1.37 / 0.83-1.09x, 1.71-2.27 / 0.94-1.04x at 256 KiB
+  //   against 1.39-1.68 / 0.95-1.04x, 1.48-1.65 / 0.97-1.14x at 512 KiB against 1.37-1.54 /
+  //   0.87-1.08x. Two launches each on the Intel Xeon VM the same day, both backends: 2.53-2.59 /
+  //   0.91-0.93x at 128 KiB against the ring's 1.12-1.17 / 1.04-1.07x, 2.45-2.55 / 0.86-0.90x at
+  //   192 KiB against 1.48-1.52 / 1.01-1.10x, 2.03-2.48 / 0.79-0.90x at 256 KiB against
+  //   1.53-1.57 / 0.97-1.06x, 1.43-1.63 / 0.75-0.79x at 512 KiB against 1.37-1.58 / 0.93-1.00x.
+  //   On the AMD EPYC VM of 2026-11-30 the launches fell in two states, told apart by Open MPI's
+  //   best at 1 MiB (120-137 us, or 181-261 us: the two cores near or far); in sixteen alternated
+  //   launches (`--algo ring,recursive_doubling -b 16K -e 2M -f 4`) recursive doubling took, out
+  //   of place, 0.52-0.68x the ring's time at 256 KiB-1 MiB in the far state and 0.90-1.17x in
+  //   the near one; in place, with its copy, 0.68-1.11x and 1.12-1.64x. Three launches on both
+  //   backends (`--algo auto,recursive_doubling -b 1M -e 8M -f 1 -i 1M`): out of place
+  //   1.24-1.52x mpi_best at 1-3 MiB against the ring's 0.88-1.05x, at 4 MiB 1.08-1.16x in two
+  //   launches and level in the third, behind from 5 MiB (0.78-0.99x). So out of place it takes
+  //   below 4 MiB (its worst case, the near state, 0.91-0.99x mpi_best, above the ring's worst),
+  //   and in place, where its worst case is the ring's best, the ring keeps 192 KiB and up.
   //   Out of place the input is the same every call, which a peer reads from clean lines. Not on
-  //   inproc, where threads share one memory: there the ring took half its time. At two ranks on mpi, from 4 KiB to
-  //   8 KiB the ring's halves stay under Open MPI's 4 KiB eager limit while recursive doubling's
+  //   inproc, where threads share one memory: there the ring took half its time. At two ranks on
+  //   mpi, from 4 KiB to 8 KiB the ring's halves stay under Open MPI's 4 KiB eager limit while recursive doubling's
   //   whole message does not: 2.2 against 3.6 us at 4 KiB;
   // - on ucx at 4 ranks, Rabenseifner's halving-doubling all-reduce (2 log2(P) rounds) beat the
   //   ring (2 (P - 1) rounds of chunks) from 128 KiB to 4 MiB: 1.03-2.74x out of place, 0.75-0.93x
@@ -279,6 +290,10 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 4 * MiB, .max_ranks = 2, .one_host = true,
+       .out_of_place = true, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 4 * MiB, .max_ranks = 2, .one_host = true,
+       .out_of_place = true, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
        .max_ranks = 2, .one_host = true, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
@@ -347,7 +362,7 @@ std::optional<std::string_view> SelectionTable::unconditional_first(CollectiveKi
     if (rule.kind != kind || (rule.backend != BackendKind::automatic && rule.backend != backend)) continue;
     const bool every_size = rule.min_bytes == 0 && rule.max_bytes == std::numeric_limits<std::size_t>::max();
     const bool every_count = rule.min_ranks <= 1 && rule.max_ranks == std::numeric_limits<int>::max();
-    if (every_size && every_count) return rule.algorithm;
+    if (every_size && every_count && !rule.one_host && !rule.out_of_place) return rule.algorithm;
     return std::nullopt;
   }
   return std::nullopt;

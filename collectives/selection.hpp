@@ -24,13 +24,16 @@ struct SelectionRule {
   /// The row holds only where the ranks share one host (CommunicatorImpl::shares_one_host): a
   /// choice that rests on each rank's own core making its single copies.
   bool one_host = false;
+  /// The row holds only for calls out of place: an all-reduce's, whose ranks agree on it (it is
+  /// part of the call's shape, CallRecord).
+  bool out_of_place = false;
   std::string_view algorithm;
 
   /// Whether the row holds for a call of `bytes` (CollectiveArgs::bytes) on `ranks` ranks, which
-  /// share one host or not.
-  [[nodiscard]] bool holds(std::size_t bytes, int ranks, bool on_one_host) const noexcept {
+  /// share one host or not, in place or not.
+  [[nodiscard]] bool holds(std::size_t bytes, int ranks, bool on_one_host, bool in_place) const noexcept {
     return bytes >= min_bytes && bytes < max_bytes && ranks >= min_ranks && ranks <= max_ranks &&
-           (on_one_host || !one_host);
+           (on_one_host || !one_host) && !(in_place && out_of_place);
   }
 };
 
@@ -53,8 +56,8 @@ class SelectionTable {
     return std::string_view(name);
   }
 
-  /// The algorithm of the first row for `kind` on `backend` if that row holds at every size and
-  /// rank count: it is then the table's answer for every call it can run.
+  /// The algorithm of the first row for `kind` on `backend` if that row holds at every size, rank
+  /// count, host layout and placement: it is then the table's answer for every call it can run.
   [[nodiscard]] std::optional<std::string_view> unconditional_first(CollectiveKind kind, BackendKind backend) const;
 
   /// The rows for `kind` that apply on `backend` (theirs, or any backend's), in table order.
@@ -65,11 +68,11 @@ class SelectionTable {
   template <class Accepts>
   [[nodiscard]] std::optional<std::string_view> first_preferred(CollectiveKind kind, BackendKind backend,
                                                                 std::size_t bytes, int ranks, bool on_one_host,
-                                                                Accepts accepts) const {
+                                                                bool in_place, Accepts accepts) const {
     for (const auto& rule : rules_) {
       if (rule.kind != kind) continue;
       if (rule.backend != BackendKind::automatic && rule.backend != backend) continue;
-      if (rule.holds(bytes, ranks, on_one_host) && accepts(rule.algorithm)) return rule.algorithm;
+      if (rule.holds(bytes, ranks, on_one_host, in_place) && accepts(rule.algorithm)) return rule.algorithm;
     }
     return std::nullopt;
   }

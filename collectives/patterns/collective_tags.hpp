@@ -56,10 +56,10 @@ struct CollectiveTags {
 };
 
 /// What every rank of a correct collective call agrees on, mixed into 64 bits: the kind, the
-/// dtype, the count that is equal on every rank (0 where none is), and the reduction op or root
-/// where the kind has one (pass sum and 0 otherwise).
+/// dtype, the count that is equal on every rank (0 where none is), the reduction op or root
+/// where the kind has one (pass sum and 0 otherwise), and whether an all-reduce is in place.
 constexpr std::uint64_t collective_fingerprint(CollectiveKind kind, DataType type, std::size_t agreed_count,
-                                               ReduceOp op, int root) noexcept {
+                                               ReduceOp op, int root, bool in_place = false) noexcept {
   // splitmix64's finaliser over the fields, one after another.
   auto mix = [](std::uint64_t value) {
     value ^= value >> 30;
@@ -72,7 +72,8 @@ constexpr std::uint64_t collective_fingerprint(CollectiveKind kind, DataType typ
   hash = mix(hash ^ (static_cast<std::uint64_t>(type) + 0x100));
   hash = mix(hash ^ static_cast<std::uint64_t>(agreed_count));
   hash = mix(hash ^ (static_cast<std::uint64_t>(op) + 0x200));
-  return mix(hash ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)));
+  hash = mix(hash ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)));
+  return in_place ? mix(hash ^ 0x300) : hash;
 }
 
 /// The fingerprint of a barrier, apart from every collective's.

@@ -120,7 +120,9 @@ class MESHCOMM_API Communicator {
                       std::source_location where = std::source_location::current());
 
   /// Reduces `input` element-wise over all ranks into `output` (same count, any count). In place
-  /// when both are the same memory.
+  /// when both are the same memory; every rank of a call is in place or none is (as MPI_IN_PLACE
+  /// is given at every rank): the algorithm is chosen by it, and ranks that differ fail the call
+  /// as ranks that pass different counts do.
   Work all_reduce(ConstBufferView input, BufferView output, const ReduceOptions& options = {},
                   std::source_location where = std::source_location::current());
 

@@ -212,6 +212,7 @@ TEST(CollectiveTags, WindowsLieAboveOrderedTagsAndApartByCallAndShape) {
       collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1024, ReduceOp::sum, 0),
       collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::max, 0),
       collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::sum, 1),
+      collective_fingerprint(CollectiveKind::all_gather, DataType::f32, 1000, ReduceOp::sum, 0, true),
       barrier_fingerprint(),
   };
   for (std::uint64_t other : others) EXPECT_NE(CollectiveTags::window(other, 7), CollectiveTags::window(shape, 7));

@@ -18,11 +18,11 @@ namespace {
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
-/// The first row that answers, for `ranks` ranks on one host; `eager` declines (as it does for
-/// calls over its slots' size) unless `eager_runs`.
+/// The first row that answers, for `ranks` ranks on one host, out of place unless `in_place`;
+/// `eager` declines (as it does for calls over its slots' size) unless `eager_runs`.
 std::string preferred(const SelectionTable& table, CollectiveKind kind, BackendKind backend, std::size_t bytes,
-                      int ranks = 2, bool eager_runs = false) {
-  auto name = table.first_preferred(kind, backend, bytes, ranks, true,
+                      int ranks = 2, bool eager_runs = false, bool in_place = false) {
+  auto name = table.first_preferred(kind, backend, bytes, ranks, true, in_place,
                                     [&](std::string_view algorithm) { return eager_runs || algorithm != "eager"; });
   return name ? std::string(*name) : std::string("(none)");
 }
@@ -71,7 +71,7 @@ TEST(SelectionTable, BroadcastIsSharedFromHalfAMebibyteAndOnMpiOpenMpisOwnBelowI
       auto takes_over = [](std::string_view algorithm) {
         return algorithm != "eager" && algorithm != "shm" && algorithm != "native";
       };
-      auto name = table.first_preferred(CollectiveKind::broadcast, backend, 1 * MiB, ranks, true, takes_over);
+      auto name = table.first_preferred(CollectiveKind::broadcast, backend, 1 * MiB, ranks, true, false, takes_over);
       EXPECT_EQ(name.value_or("(none)"), "binomial") << to_string(backend) << " " << ranks;
     }
   }
@@ -84,7 +84,7 @@ TEST(SelectionTable, AllToAllIsSharedFromHalfAMebibyteElsePairwise) {
       EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 256 * KiB, ranks), "pairwise");
       EXPECT_EQ(preferred(table, CollectiveKind::all_to_all, backend, 512 * KiB, ranks), "shm");
       auto takes_over = [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; };
-      auto name = table.first_preferred(CollectiveKind::all_to_all, backend, 64 * MiB, ranks, true, takes_over);
+      auto name = table.first_preferred(CollectiveKind::all_to_all, backend, 64 * MiB, ranks, true, false, takes_over);
       EXPECT_EQ(name.value_or("(none)"), "pairwise") << to_string(backend) << " " << ranks;
     }
   }
@@ -101,21 +101,32 @@ TEST(SelectionTable, RowsAnswerByRanks) {
 TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesAsAtTwoRanksFrom4MiB) {
   // Past the shm row, which hands calls on buffers that are not shared to the next row.
   const auto table = SelectionTable::measured_defaults();
-  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool on_one_host = true) {
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool on_one_host = true, bool in_place = true) {
     auto name = table.first_preferred(
-        CollectiveKind::all_reduce, backend, bytes, ranks, on_one_host,
+        CollectiveKind::all_reduce, backend, bytes, ranks, on_one_host, in_place,
         [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
     return name ? std::string(*name) : std::string("(none)");
   };
+  auto in_place = [&](BackendKind backend, std::size_t bytes, int ranks) {
+    return preferred(table, CollectiveKind::all_reduce, backend, bytes, ranks, false, true);
+  };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
-    // Two ranks exchange whole vectors below 192 KiB: one single copy each way. The ring takes
-    // 192 KiB up to the shm row.
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 192 * KiB - 1, 2), "recursive_doubling");
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 192 * KiB, 2), "ring");
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 2), "ring");
+    // Two ranks exchange whole vectors below 192 KiB: one single copy each way. In place the ring
+    // takes 192 KiB up to the shm row.
+    EXPECT_EQ(in_place(backend, 192 * KiB - 1, 2), "recursive_doubling");
+    EXPECT_EQ(in_place(backend, 192 * KiB, 2), "ring");
+    EXPECT_EQ(in_place(backend, 512 * KiB - 1, 2), "ring");
+    EXPECT_EQ(in_place(backend, 512 * KiB - 1, 3), "ring");
+    EXPECT_EQ(in_place(backend, 512 * KiB, 2), "shm");
+    EXPECT_EQ(in_place(backend, 64 * MiB, 16), "shm");
+    // Out of place, on one host, whole vectors up to 4 MiB (past the shm row).
+    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 192 * KiB, 2), "recursive_doubling");
     EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB - 1, 3), "ring");
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 512 * KiB, 2), "shm");
-    EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, backend, 64 * MiB, 16), "shm");
+    EXPECT_EQ(at(backend, 1 * MiB, 2, true, false), "recursive_doubling");
+    EXPECT_EQ(at(backend, 4 * MiB - 4, 2, true, false), "recursive_doubling");
+    EXPECT_EQ(at(backend, 4 * MiB, 2, true, false), "rabenseifner");
+    EXPECT_EQ(at(backend, 1 * MiB, 2, false, false), "ring");
+    EXPECT_EQ(at(backend, 1 * MiB, 3, true, false), "ring");
     EXPECT_EQ(at(backend, 64 * KiB, 4), "recursive_doubling");
     EXPECT_EQ(at(backend, 128 * KiB, 4), "pairwise");
     EXPECT_EQ(at(backend, 64 * MiB, 9), "pairwise");
@@ -153,7 +164,7 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesAtTwoRanksFrom4MiBIsPai
   const auto table = SelectionTable::measured_defaults();
   auto past_shm = [&](std::size_t bytes, int ranks, bool on_one_host = true) {
     auto name = table.first_preferred(
-        CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks, on_one_host,
+        CollectiveKind::reduce_scatter, BackendKind::mpi, bytes, ranks, on_one_host, false,
         [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
     return name ? std::string(*name) : std::string("(none)");
   };
@@ -171,7 +182,7 @@ TEST(SelectionTable, MpiReduceScatterOnPlainBuffersHalvesAtTwoRanksFrom4MiBIsPai
   EXPECT_EQ(past_shm(4 * MiB, 3), "pairwise");
   EXPECT_EQ(past_shm(16 * MiB, 2, false), "ring") << "two ranks on two hosts";
   auto ucx_past_shm = table.first_preferred(
-      CollectiveKind::reduce_scatter, BackendKind::ucx, 16 * MiB, 2, true,
+      CollectiveKind::reduce_scatter, BackendKind::ucx, 16 * MiB, 2, true, false,
       [](std::string_view algorithm) { return algorithm != "eager" && algorithm != "shm"; });
   EXPECT_EQ(ucx_past_shm.value_or("(none)"), "recursive_halving");
 }
@@ -186,7 +197,7 @@ TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt)
     auto runs = [&](std::string_view algorithm) {
       return std::find(declining.begin(), declining.end(), algorithm) == declining.end();
     };
-    auto name = table.first_preferred(CollectiveKind::all_gather, backend, bytes, ranks, true, runs);
+    auto name = table.first_preferred(CollectiveKind::all_gather, backend, bytes, ranks, true, false, runs);
     return name ? std::string(*name) : std::string("(none)");
   };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
@@ -203,7 +214,7 @@ TEST(SelectionTable, AllGatherIsPairwiseFromThreeToNineRanksPastTheRowsBeforeIt)
 
 TEST(SelectionTable, RowsThatDeclineAreSkipped) {
   const auto table = SelectionTable::measured_defaults();
-  auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2, true,
+  auto name = table.first_preferred(CollectiveKind::all_gather, BackendKind::mpi, 1 * MiB, 2, true, false,
                                     [](std::string_view algorithm) { return algorithm != "shm" && algorithm != "eager"; });
   ASSERT_TRUE(name);
   EXPECT_EQ(*name, "ring");
@@ -223,7 +234,7 @@ TEST(SelectionTable, RulesForABackendAreItsRowsAndAnyBackendsInTableOrder) {
   for (std::size_t bytes : {std::size_t{8}, 1 * KiB, 64 * KiB, 1 * MiB, 64 * MiB}) {
     std::string_view first;
     for (const auto& rule : rules) {
-      if (rule.holds(bytes, 2, true) && rule.algorithm != "eager") {
+      if (rule.holds(bytes, 2, true, false) && rule.algorithm != "eager") {
         first = rule.algorithm;
         break;
       }
