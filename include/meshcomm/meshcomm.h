@@ -292,7 +292,8 @@ MESHCOMM_C_API meshcommResult_t meshcommReduceScatter(meshcommComm_t comm, const
                                                       size_t recvcount, meshcommDataType_t type, meshcommRedOp_t op,
                                                       const meshcommCallOptions_t* options, meshcommWork_t* work);
 
-/** Reduces `count` elements over all ranks into `recv` (may equal `send`). */
+/** Reduces `count` elements over all ranks into `recv` (may equal `send`: in place, then on every
+    rank of the call or on none, as meshcomm::Communicator::all_reduce says). */
 MESHCOMM_C_API meshcommResult_t meshcommAllReduce(meshcommComm_t comm, const void* send, void* recv, size_t count,
                                                   meshcommDataType_t type, meshcommRedOp_t op,
                                                   const meshcommCallOptions_t* options, meshcommWork_t* work);
