@@ -111,6 +111,10 @@ std::vector<CollectiveCase> collective_matrix(const Communicator& comm, Collecti
                                                                  : std::size_t{700'001};
     cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, false, 0, memory});
     cases.push_back({kind, std::string(algorithm), DataType::f32, ReduceOp::sum, large, true, 0, memory});
+    if (kind == CollectiveKind::all_reduce) {
+      // Past 8 KiB and below the measured copies: recursive doubling sends a plain copy in place.
+      cases.push_back({kind, std::string(algorithm), DataType::f64, ReduceOp::max, 3001, true, 0, memory});
+    }
   }
   return cases;
 }
