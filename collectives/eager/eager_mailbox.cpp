@@ -489,6 +489,12 @@ void EagerMailbox::finish(const Operation& operation) {
   auto* output = static_cast<std::byte*>(args.output.data);
   const std::size_t element = size_of(args.output.type);
   std::int64_t read_through = operation.op;  // the last operation this finish() reads
+  // Out of place, the all-gather's and the all-to-all's own block streams where the block itself
+  // reaches the threshold, not the whole output, whose other blocks the reads store plainly: on
+  // the AMD EPYC VM of perftests/README.md (2026-11-30, three alternated launches each at two
+  // ranks, `all_gather_perf` / `alltoall_perf -b 2M -e 64M -f 2`) the all-gather at 4 MiB ran
+  // 0.96-1.06x mpi_best where the streamed block gave 0.76-0.96x, the all-to-all 0.94-1.13x
+  // against 0.89-1.06x, both level from 8 MiB.
   switch (args.kind) {
     case CollectiveKind::all_gather: {
       // In rank order, its own block at its turn, as the shm all-gather does: every rank then
@@ -500,7 +506,7 @@ void EagerMailbox::finish(const Operation& operation) {
         if (rank != rank_) {
           copy_from(rank, output + rank * block, 0, block);
         } else if (!args.in_place) {
-          copy_host_bytes(output + rank_ * block, args.input.data, block, args.output.bytes());
+          copy_host_bytes(output + rank_ * block, args.input.data, block, block);
         }
       }
       break;
@@ -512,7 +518,7 @@ void EagerMailbox::finish(const Operation& operation) {
       }
       if (!args.in_place) {
         copy_host_bytes(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block,
-                        args.output.bytes());
+                        block);
       }
       break;
     }
