@@ -35,7 +35,6 @@ class RecursiveDoublingAllReduce final : public OneTagAlgorithmOf<CollectiveKind
     struct Context {
       std::shared_ptr<std::byte[]> incoming;
       std::shared_ptr<std::byte[]> aside;  // in place, what the first exchange sends
-      int pending_round = -1;  // round whose received data still has to be reduced
       int pending_peer = -1;
       bool output_holds_data = false;  // out of place, the input is this rank's data until the first reduction
     };
