@@ -210,7 +210,9 @@ void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerRe
   }
   // A quarter per piece: one copy slowed by something else (a page fault, a context switch)
   // moves the figure little, while the slow periods last seconds.
-  static std::array<MeasuredChoice, 3> choices{MeasuredChoice(0.25), MeasuredChoice(0.25), MeasuredChoice(0.25)};
+  static std::array<MeasuredChoice, kPeerReadCopyKinds> choices{MeasuredChoice(0.25), MeasuredChoice(0.25),
+                                                                MeasuredChoice(0.25)};
+  static_assert(static_cast<std::size_t>(PeerReadCopy::in_place_result) + 1 == kPeerReadCopyKinds);
   MeasuredChoice& choice = choices[static_cast<std::size_t>(kind)];
   const int way = choice.choose(bytes);
   const int usual = choice.usual_way(bytes);

@@ -65,6 +65,9 @@ enum class PeerReadCopy : std::uint8_t {
   in_place_result,  ///< an in-place result written over lines the peers have just read
 };
 
+/// How many kinds PeerReadCopy has: one measured choice each.
+inline constexpr std::size_t kPeerReadCopyKinds = 3;
+
 /// Copies `bytes` into memory that another process reads next (`kind`): from
 /// kMeasuredPeerWriteBytes with the stores that copied that size class faster, each copy timed for
 /// the choice (MeasuredChoice, way 0 plain, way 1 streamed; a trial of the other stores copies an
