@@ -251,8 +251,7 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       processes_(std::move(processes)),
       where_(std::move(where)),
       stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads),
-      lends_shared_broadcasts_(peer_reads == PeerReads::always ||
-                               (peer_reads == PeerReads::automatic && !ranks_share_cores)),
+      lend_shared_broadcasts_from_(shared_broadcast_lending_threshold(peer_reads, ranks_share_cores)),
       all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
       forecast_(all_to_allv_capacity_),
       peers_finished_(bases_.size(), 0) {
@@ -633,16 +632,30 @@ void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std
   std::memcpy(mine + kWritingTookAt, &in_segment, sizeof in_segment);
 }
 
-bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noexcept {
+std::size_t EagerMailbox::shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept {
   // From the size at which the exchanges' readers read their writers' buffers: lent, a 1 KiB
   // broadcast at two ranks took 1.08 us against 0.44 through the slots, the root waiting for its
-  // reader, and each call would look the buffer up.
-  if (args.kind != CollectiveKind::broadcast || args.root != rank_ || !lends_shared_broadcasts_ || !shared_buffers_ ||
-      args.output.bytes() < EagerStoreChoice::kReadFromWriterFrom) {
+  // reader, and each call would look the buffer up. Where the ranks share cores the root's wait
+  // for its readers, who need its core, costs more: on the AMD EPYC VM on 2026-11-30, 3 and 4
+  // ranks on its 2 cores (`broadcast_perf --buffers shared --algo eager,shm`, two alternated
+  // launches each with and without lending, mpi_best / time, out / in place), lent broadcasts
+  // took 13.4-28.4 us at 32 KiB against 3.8-9.7 through the slots and 14.2-36.1 us at 128 KiB
+  // against 7.6-24.9, but ran 1.44-1.64 / 1.56-2.06x at 512 KiB against 1.14-1.74 / 1.12-1.74x and
+  // 1.26-1.75 / 1.42-2.10x at 2-32 MiB against 0.69-1.26 / 0.58-1.37x, level with the shm
+  // broadcast (1.21-1.65 / 1.41-1.96x).
+  if (peer_reads == PeerReads::never) return std::numeric_limits<std::size_t>::max();
+  if (peer_reads == PeerReads::automatic && ranks_share_cores) return kLendSharedBroadcastsWhereCoresAreSharedFrom;
+  return EagerStoreChoice::kReadFromWriterFrom;
+}
+
+bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noexcept {
+  // A piece's input is the rest of its call (start_in_pieces()), which is lent with it: its first
+  // piece's is the whole call.
+  if (args.kind != CollectiveKind::broadcast || args.root != rank_ || !shared_buffers_ ||
+      args.input.bytes() < lend_shared_broadcasts_from_) {
     return false;
   }
   try {
-    // A piece's input is the rest of its call (start_in_pieces()), which is lent with it.
     return shared_buffers_->locate(args.input.data, args.input.bytes()).has_value();
   } catch (...) {
     return false;  // through the slots

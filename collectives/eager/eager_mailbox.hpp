@@ -211,11 +211,19 @@ class EagerMailbox {
   /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
   /// segment, if it does.
   void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
-  /// Whether this rank is the root of broadcast `args` and leaves its payload of
-  /// EagerStoreChoice::kReadFromWriterFrom or more in its buffer, which lies in a shared segment
+  /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
+  /// it, its wait for readers who need its core costs more than the slots' copies).
+  static constexpr std::size_t kLendSharedBroadcastsWhereCoresAreSharedFrom = 512 * 1024;
+  /// From what size a root lends a broadcast's buffer that lies in a shared segment: where every
+  /// rank may read every peer's memory (PeerReads), from EagerStoreChoice::kReadFromWriterFrom, or
+  /// from kLendSharedBroadcastsWhereCoresAreSharedFrom where the ranks share cores, since a root
+  /// that lends cannot finish before its readers have read; never where `peer_reads` is never.
+  static std::size_t shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept;
+  /// Whether this rank is the root of broadcast `args` and leaves its payload (of
+  /// lend_shared_broadcasts_from_ or more) in its buffer, which lies in a shared segment
   /// (Communicator::allocate_shared), for the readers to copy through their mappings of it, as
-  /// the shm broadcast does (or by kernel copy where a reader cannot map it:
-  /// lends_shared_broadcasts_); a piece's (start_in_pieces()) with the rest of its call.
+  /// the shm broadcast does (or by kernel copy where a reader cannot map it); a piece's
+  /// (start_in_pieces()) with the rest of its call.
   [[nodiscard]] bool lends_shared_broadcast(const CollectiveArgs& args) const noexcept;
   /// The error of `args`, whose payload from `writer` could not be read from its buffer (`failure`:
   /// the errno): peer_failure where its process has ended.
@@ -240,10 +248,9 @@ class EagerMailbox {
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
-  /// Whether a root lends a broadcast's buffer that lies in a shared segment: where every rank may
-  /// read every peer's memory and the ranks have cores of their own, as the exchanges' payloads
-  /// are lent (PeerReads), since a root that lends cannot finish before its readers have read.
-  bool lends_shared_broadcasts_;
+  /// From what size a root lends a broadcast's buffer that lies in a shared segment
+  /// (shared_broadcast_lending_threshold()).
+  std::size_t lend_shared_broadcasts_from_;
   std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   AllToAllvOverflowForecast forecast_;  ///< whether this rank hands its next all_to_allv over at once
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since

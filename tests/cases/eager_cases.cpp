@@ -191,10 +191,10 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   if (world.size() < 2) return;
   auto comm = world.split(0, world.rank());
   const int rank = comm.rank();
-  // Three pieces and 7 bytes; five whole pieces; twenty pieces and three elements (five times the
-  // slots).
+  // Three pieces and 7 bytes; five whole pieces; 5 bytes short of 512 KiB, from which a root lends
+  // where the ranks share cores; twenty pieces and three elements (five times the slots).
   const std::array cases{BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::f32, 5 * 16384},
-                         BroadcastCase{DataType::f64, 20 * 8192 + 3}};
+                         BroadcastCase{DataType::u8, 8 * 65536 - 5}, BroadcastCase{DataType::f64, 20 * 8192 + 3}};
   std::vector<SharedBuffer> shared;
   std::vector<std::vector<std::byte>> plain;
   check_broadcasts_between_all_reduces(comm, cases, [&](std::size_t call, int root, std::size_t bytes) {
