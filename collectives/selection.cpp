@@ -230,6 +230,16 @@ SelectionTable SelectionTable::measured_defaults() {
   //   allocate_shared buffers, which it takes from shm there, it ran 0.94-1.09x shm's speed at
   //   4-64 MiB (three alternated launches per backend, `--buffers shared --algo eager,shm`), the
   //   readers copying the whole call at its first piece and the later pieces not published.
+  //   From 4 to 8 ranks on one host it goes on past 512 KiB too: on the AMD EPYC VM on 2026-11-30
+  //   (its 2 cores shared, `broadcast_perf --algo auto,eager -b 512K -e 64M`, mpi_best / time,
+  //   out / in place, user buffers) it ran 1.04-2.07 / 1.17-1.79x at 1-64 MiB at 4 ranks on mpi
+  //   (two launches) where auto, the tree that shm hands plain buffers to, ran 0.59-1.19 /
+  //   0.66-1.10x, and 1.08-2.37 / 0.94-1.77x on ucx against 0.87-1.17 / 0.74-1.01x; at 5, 6 and 8
+  //   ranks (one launch each) 1.32-1.79 / 1.05-1.68x at 2-32 MiB against 0.67-1.13 / 0.74-1.21x.
+  //   On allocate_shared buffers its root lends them from 512 KiB there (eager_mailbox.cpp),
+  //   level with shm. At 3 ranks it was ahead out of place at 1-64 MiB (1.18-2.76x against
+  //   0.89-1.19x) but behind at rest in place at 2-4 MiB (0.76-0.86x against 0.92-1.03x; three
+  //   launches), so the tree keeps 3 ranks.
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
@@ -256,6 +266,10 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 2, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2, .algorithm = "eager"},
+      {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .min_ranks = 4, .max_ranks = 8,
+       .algorithm = "eager"},
+      {.kind = CollectiveKind::broadcast, .backend = ucx, .min_bytes = 512 * KiB, .min_ranks = 4, .max_ranks = 8,
+       .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,

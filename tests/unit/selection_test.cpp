@@ -301,9 +301,10 @@ TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastI
   }
 }
 
-TEST(SelectionTable, EagerTakesBroadcastsBelow512KiBAndTwoRanksPastIt) {
-  // Below 512 KiB at any rank count; at two ranks on mpi and ucx at every size, before the shm
-  // row, which takes three ranks and more (and the calls eager declines).
+TEST(SelectionTable, EagerTakesBroadcastsBelow512KiBAndTwoOrFourToEightRanksPastIt) {
+  // Below 512 KiB at any rank count; at two and at four to eight ranks on mpi and ucx at every
+  // size, before the shm row, which takes three ranks and more than eight (and the calls eager
+  // declines).
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool eager_runs = true) {
     return preferred(table, CollectiveKind::broadcast, backend, bytes, ranks, eager_runs);
@@ -311,8 +312,11 @@ TEST(SelectionTable, EagerTakesBroadcastsBelow512KiBAndTwoRanksPastIt) {
   for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
     EXPECT_EQ(at(backend, 512 * KiB - 4, 3), "eager") << to_string(backend);
     EXPECT_EQ(at(backend, 512 * KiB, 3), "shm") << to_string(backend);
+    EXPECT_EQ(at(backend, 512 * KiB, 9), "shm") << to_string(backend);
     for (std::size_t bytes : {512 * KiB - 4, 512 * KiB, 64 * MiB, std::size_t{1} << 40}) {
-      EXPECT_EQ(at(backend, bytes, 2), "eager") << to_string(backend) << " " << bytes;
+      for (int ranks : {2, 4, 8}) {
+        EXPECT_EQ(at(backend, bytes, ranks), "eager") << to_string(backend) << " " << bytes << " " << ranks;
+      }
     }
     EXPECT_EQ(at(backend, 1 * MiB, 2, false), "shm") << to_string(backend) << ": where eager declines";
   }
