@@ -77,6 +77,14 @@ class EagerMailbox {
   static constexpr int kSlots = 4;
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
   static constexpr int kMaxRanks = 16;
+  /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
+  /// it, its wait for readers who need its core costs more than the slots' copies).
+  static constexpr std::size_t kLendSharedBroadcastsWhereCoresAreSharedFrom = 512 * 1024;
+  /// From what size a root lends a broadcast's buffer that lies in a shared segment: where every
+  /// rank may read every peer's memory (PeerReads), from EagerStoreChoice::kReadFromWriterFrom, or
+  /// from kLendSharedBroadcastsWhereCoresAreSharedFrom where the ranks share cores, since a root
+  /// that lends cannot finish before its readers have read; never where `peer_reads` is never.
+  static std::size_t shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept;
 
   /// Collective over `comm` (every rank calls it at the same point): each rank maps every peer's
   /// segment. Null, alike on every rank, unless there are 2 to kMaxRanks ranks, all on this host,
@@ -211,14 +219,6 @@ class EagerMailbox {
   /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
   /// segment, if it does.
   void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
-  /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
-  /// it, its wait for readers who need its core costs more than the slots' copies).
-  static constexpr std::size_t kLendSharedBroadcastsWhereCoresAreSharedFrom = 512 * 1024;
-  /// From what size a root lends a broadcast's buffer that lies in a shared segment: where every
-  /// rank may read every peer's memory (PeerReads), from EagerStoreChoice::kReadFromWriterFrom, or
-  /// from kLendSharedBroadcastsWhereCoresAreSharedFrom where the ranks share cores, since a root
-  /// that lends cannot finish before its readers have read; never where `peer_reads` is never.
-  static std::size_t shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept;
   /// Whether this rank is the root of broadcast `args` and leaves its payload (of
   /// lend_shared_broadcasts_from_ or more) in its buffer, which lies in a shared segment
   /// (Communicator::allocate_shared), for the readers to copy through their mappings of it, as
