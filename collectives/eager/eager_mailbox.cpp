@@ -754,10 +754,16 @@ std::optional<EagerMailbox::Operations> EagerMailbox::start_in_pieces(const Coll
     CollectiveArgs piece = args;
     piece.output.data = data + at * size_of(args.output.type);
     piece.output.count = std::min(piece_count, args.output.count - at);
-    // The input is the rest of the call, from this piece on: a reader of a root's buffer that
-    // lies in a shared segment copies it all at once (finish()).
-    piece.input = piece.output;
-    piece.input.count = args.output.count - at;
+    if (args.kind == CollectiveKind::all_reduce) {
+      // The same elements of the input (the output itself in place).
+      piece.input.data = static_cast<const std::byte*>(args.input.data) + at * size_of(args.input.type);
+      piece.input.count = piece.output.count;
+    } else {
+      // A broadcast's input is the rest of the call, from this piece on: a reader of a root's buffer
+      // that lies in a shared segment copies it all at once (finish()).
+      piece.input = piece.output;
+      piece.input.count = args.output.count - at;
+    }
     const std::int64_t op = issued_++;
     if (start_locked(op, piece, record, buffers)) continue;
     if (!unfinished) unfinished = Operations{.first = op, .last = op};

@@ -19,9 +19,13 @@
 // finish in call order; any test or wait on one drives the older ones first, so no rank waits on
 // a peer that waits on it.
 //
-// A broadcast larger than a slot passes through the slots in pieces of a slot's payload, each an
-// operation of its own (start_in_pieces): the root stores one piece while its readers copy the
-// one before. A root leaves out of its stores the leading blocks of a payload its slot already
+// A broadcast or an all-reduce larger than a slot passes through the slots in pieces of a slot's
+// payload, each an operation of its own (start_in_pieces): a writer stores one piece while its
+// readers copy (or reduce) the one before. An all-reduce's piece is an all-reduce of its own,
+// which every rank reduces whole, in rank order, from every slot: no rank waits on a peer's
+// partial sum, at the cost of size-fold reductions (selection.cpp says up to what size it pays).
+//
+// A broadcast's root leaves out of its stores the leading blocks of a payload its slot already
 // holds, so that a broadcast of data at rest, up to the slots' kSlots payloads, moves no line
 // between the cores but the slots' headers (a larger one reuses its slots within the call). A root
 // whose buffer lies in a shared segment (Communicator::allocate_shared) leaves its payload there
@@ -109,12 +113,13 @@ class EagerMailbox {
   /// peers read it).
   [[nodiscard]] std::size_t published_bytes(const CollectiveArgs& args) const noexcept;
   /// Whether the path takes `args`, alike on every rank: where what each rank publishes fits its
-  /// slot (kPayloadBytes), a broadcast at any size (in pieces: start_in_pieces), or, at any size,
-  /// an all-gather or all-to-all whose payloads all stay in their writers' buffers.
+  /// slot (kPayloadBytes), a broadcast or an all-reduce at any size (in pieces: start_in_pieces),
+  /// or, at any size, an all-gather or all-to-all whose payloads all stay in their writers' buffers.
   [[nodiscard]] bool takes(const CollectiveArgs& args) const noexcept;
-  /// Whether `args` is a broadcast larger than a slot, which start_in_pieces() starts.
+  /// Whether `args` is a broadcast or an all-reduce larger than a slot (start_in_pieces()).
   [[nodiscard]] static bool in_pieces(const CollectiveArgs& args) noexcept {
-    return args.kind == CollectiveKind::broadcast && args.output.bytes() > kPayloadBytes;
+    return (args.kind == CollectiveKind::broadcast || args.kind == CollectiveKind::all_reduce) &&
+           args.output.bytes() > kPayloadBytes;
   }
   /// Whether this rank starts the takeover of all_to_allv operation `op` (`args`) at once: its
   /// blocks neither stay in its input nor fit its slot, or it published the operation saying that
@@ -134,9 +139,9 @@ class EagerMailbox {
     std::int64_t first;
     std::int64_t last;
   };
-  /// Starts broadcast `args` (in_pieces()) as consecutive operations of kPayloadBytes each, the
-  /// last one the rest, every one carrying the whole call's `record`, so that a reader that
-  /// disagrees with the root about the call fails at its first piece. Returns the first and last
+  /// Starts broadcast or all-reduce `args` (in_pieces()) as consecutive operations of kPayloadBytes
+  /// each, the last one the rest, every one carrying the whole call's `record`, so that a rank that
+  /// disagrees with a peer about the call fails at its first piece. Returns the first and last
   /// operation not finished inside the call; nothing where every piece did.
   std::optional<Operations> start_in_pieces(const CollectiveArgs& args, const CallRecord& record,
                                             const std::shared_ptr<const void>& buffers);

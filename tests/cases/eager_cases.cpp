@@ -187,6 +187,83 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
   }
 }
 
+void check_eager_all_reduces_in_pieces(Communicator& world) {
+  if (world.size() < 2) return;
+  const int rank = world.rank();
+  {
+    auto comm = world.split(0, rank);
+    const int size = comm.size();
+    // Two whole pieces of 64 KiB; a piece and one element; three pieces and 7 bytes; five pieces.
+    const std::array cases{BroadcastCase{DataType::f32, 2 * 16384}, BroadcastCase{DataType::f64, 8192 + 1},
+                           BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::bf16, 5 * 32768}};
+    struct Call {
+      BroadcastCase shape;
+      ReduceOp op;
+      bool in_place;
+      std::vector<std::byte> input;
+      std::vector<std::byte> output;
+    };
+    std::vector<Call> calls;
+    for (const auto& shape : cases) {
+      for (auto op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg}) {
+        for (bool in_place : {false, true}) {
+          const std::size_t bytes = shape.count * size_of(shape.type);
+          auto& call = calls.emplace_back(Call{shape, op, in_place, std::vector<std::byte>(bytes),
+                                               std::vector<std::byte>(in_place ? 0 : bytes)});
+          verifiable::fill_contributions(call.input.data(), shape.count, shape.type, op, rank, size);
+        }
+      }
+    }
+    std::vector<Work> works;
+    if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (auto& call : calls) {
+      std::byte* result = call.in_place ? call.input.data() : call.output.data();
+      works.push_back(comm.all_reduce(ConstBufferView(call.input.data(), call.shape.count, call.shape.type),
+                                      BufferView(result, call.shape.count, call.shape.type),
+                                      {.op = call.op, .algorithm = "eager"}));
+    }
+    for (auto work = works.rbegin(); work != works.rend(); ++work) work->wait(std::chrono::seconds(20));
+    for (const auto& call : calls) {
+      const std::byte* result = call.in_place ? call.input.data() : call.output.data();
+      auto expected = [&](std::size_t i) { return verifiable::reduced(call.op, i, size); };
+      EXPECT_EQ(verifiable::count_wrong(result, 0, call.shape.count, call.shape.type, expected), 0U)
+          << "all_reduce " << to_string(call.op) << " of " << call.shape.count << " "
+          << to_string(call.shape.type) << (call.in_place ? " in place" : " out of place") << " on rank " << rank;
+    }
+    world.barrier();
+  }
+  {
+    // Rank 0 reduces 100 KiB (two pieces), the others 200 KiB (four): every rank compares every
+    // peer's record with its own at the first piece, and fails naming the first that differs.
+    auto comm = world.split(0, rank);
+    std::vector<float> data(rank == 0 ? 25600 : 51200, 1.0F);
+    const auto error = expect_error([&] {
+      comm.all_reduce(std::span<const float>(data), std::span<float>(data), {.algorithm = "eager"})
+          .wait(std::chrono::seconds(20));
+    });
+    const std::string what = error.what();
+    EXPECT_EQ(error.code(), ErrorCode::invalid_argument) << what;
+    EXPECT_EQ(error.context().peer, rank == 0 ? 1 : 0) << what;
+    EXPECT_NE(what.find("all_reduce count=25600"), std::string::npos) << what;
+    EXPECT_NE(what.find("all_reduce count=51200"), std::string::npos) << what;
+    world.barrier();
+  }
+  {
+    auto comm = world.split(0, rank);
+    if (rank == 0) {
+      std::vector<float> input(100000, 1.0F), output(100000);  // seven pieces: three wait for a slot
+      const auto error = expect_error([&] {
+        comm.all_reduce(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"})
+            .wait(std::chrono::milliseconds(300));
+      });
+      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+      EXPECT_GE(error.context().peer, 1) << error.what();
+      EXPECT_NE(std::string(error.what()).find("eager all_reduce"), std::string::npos) << error.what();
+    }
+    world.barrier();
+  }
+}
+
 void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   if (world.size() < 2) return;
   auto comm = world.split(0, world.rank());

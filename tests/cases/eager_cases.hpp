@@ -26,6 +26,15 @@ void check_eager_broadcasts_store_both_ways(Communicator& world);
 /// completes), and a root left alone times out naming a rank that never arrived.
 void check_eager_broadcasts_in_pieces(Communicator& world);
 
+/// All-reduces larger than a slot, which pass through the slots in pieces of a slot's payload,
+/// each reduced whole by every rank (EagerMailbox::start_in_pieces): sizes that end in a whole
+/// piece, in one element and in an odd number of bytes, of several types and every reduction, out
+/// of place and in place, all started before any is waited for, one rank late (more pieces in
+/// flight than slots), and waited for newest first: every result is exact. Then a rank that
+/// disagrees with its peers about the count fails at the first piece naming both calls, as do they,
+/// and a rank left alone times out naming a rank that never arrived.
+void check_eager_all_reduces_in_pieces(Communicator& world);
+
 /// Broadcasts in pieces whose buffers come from allocate_shared on some ranks and are plain on
 /// others, call by call: a root whose buffer is shared leaves its pieces there and its readers
 /// copy the whole of it at the first piece, through their mappings (EagerMailbox::finish). Sizes

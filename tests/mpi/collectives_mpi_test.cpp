@@ -28,6 +28,7 @@ TEST(MpiCollectives, Broadcast) { check_collective_matrix(mpi_world(), Collectiv
 TEST(MpiCollectives, EagerCallsRunAheadOfSlowRanks) { check_eager_calls_run_ahead(mpi_world()); }
 TEST(MpiCollectives, EagerBroadcastsStoreBothWays) { check_eager_broadcasts_store_both_ways(mpi_world()); }
 TEST(MpiCollectives, EagerBroadcastsInPieces) { check_eager_broadcasts_in_pieces(mpi_world()); }
+TEST(MpiCollectives, EagerAllReducesInPieces) { check_eager_all_reduces_in_pieces(mpi_world()); }
 TEST(MpiCollectives, EagerBroadcastsOfDataAtRest) { check_eager_broadcasts_of_data_at_rest(mpi_world()); }
 TEST(MpiCollectives, EagerBroadcastsOfSharedBuffers) { check_eager_broadcasts_of_shared_buffers(mpi_world()); }
 TEST(MpiCollectives, EagerCopiesStoreBothWays) { check_eager_copies_store_both_ways(mpi_world()); }

@@ -35,6 +35,10 @@ TEST(InprocCollectives, EagerBroadcastsInPieces) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_in_pieces);
 }
 
+TEST(InprocCollectives, EagerAllReducesInPieces) {
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_all_reduces_in_pieces);
+}
+
 TEST(InprocCollectives, EagerBroadcastsOfDataAtRest) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_broadcasts_of_data_at_rest);
 }
