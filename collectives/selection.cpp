@@ -177,6 +177,24 @@ SelectionTable SelectionTable::measured_defaults() {
   //   (1.5-2.3x), but on plain buffers it hands over after the descriptor exchange (1-2 us), so
   //   its row starts where the other shm rows do; on plain buffers it ran level with the rows it
   //   hands over to (0.93-1.63x against 0.91-1.63x at 512 KiB-4 MiB on 2 and 4 ranks);
+  // - all-reduce past the slots' 64 KiB and below the shm row's 512 KiB, at 2 to 8 ranks: eager,
+  //   in pieces of a slot (eager_mailbox.hpp), every rank reducing each piece whole from every
+  //   slot: no rank waits on a peer's partial sum. On the AMD EPYC VM on 2026-11-30
+  //   (`all_reduce_perf --algo eager,ring,pairwise,recursive_doubling,native -b 128K`, mpi_best /
+  //   time, out / in place, user buffers, one launch each) at 128-256 KiB: at 3 ranks on mpi
+  //   1.32-1.66 / 1.50-1.84x where the ring, the row before, ran 0.47-0.54 / 0.52-0.68x and
+  //   Open MPI's own 0.94-1.05x; at 4 ranks 1.92-2.53 / 1.53-1.87x against pairwise's 1.04-1.09 /
+  //   0.81-0.87x; at 2 ranks 1.39-1.46 / 1.14-1.29x against recursive doubling's 1.30-1.59x out of
+  //   place and 1.00-1.02x in place; at 5, 6 and 8 ranks 2.14-3.49 / 1.62-2.02x against
+  //   pairwise's 0.97-1.36 / 0.74-1.01x; on ucx 1.71-2.54 / 1.68-2.46x at 3 and 4 ranks against
+  //   0.44-1.20 / 0.50-1.35x, and at 2 ranks 1.33-1.53 / 1.64-2.10x against recursive doubling's
+  //   1.18-1.92 / 1.16-1.36x (ahead out of place at 128 KiB, 16.6 against 18.1 us); on inproc's
+  //   two threads 17-37 us against 30-49 for the ring and recursive doubling. Past the range it
+  //   ran on: 1.07-1.89x at 512 KiB-4 MiB on plain buffers at 2-4 ranks, where the rows below ran
+  //   0.86-1.24x, level or behind at 16-64 MiB at 3 and 4 ranks (0.81-1.14x against 0.90-1.19x);
+  //   but on allocate_shared buffers the shm all-reduce, whose ranks each reduce a share, ran
+  //   1.3-2.6x its speed at 512 KiB-4 MiB, and the eager path cannot take a call shm hands over
+  //   (a takeover runs on tags), so shm keeps 512 KiB and up;
   // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
   //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
   //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place every rank first copies its
@@ -256,7 +274,8 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_reduce, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .max_bytes = 512 * KiB, .max_ranks = 8, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .max_bytes = 64 * KiB + 1, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},

@@ -147,6 +147,31 @@ TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesA
   EXPECT_EQ(preferred(table, CollectiveKind::all_reduce, BackendKind::inproc, 256 * KiB, 2), "ring");
 }
 
+TEST(SelectionTable, AllReduceIsEagerInPiecesBelowTheShmRowFromTwoToEightRanks) {
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool in_place) {
+    return preferred(table, CollectiveKind::all_reduce, backend, bytes, ranks, true, in_place);
+  };
+  for (bool in_place : {false, true}) {
+    for (auto backend : {BackendKind::mpi, BackendKind::ucx, BackendKind::inproc}) {
+      for (int ranks : {2, 3, 4, 8}) {
+        EXPECT_EQ(at(backend, 64 * KiB + 4, ranks, in_place), "eager") << to_string(backend) << " " << ranks;
+        EXPECT_EQ(at(backend, 512 * KiB - 4, ranks, in_place), "eager") << to_string(backend) << " " << ranks;
+      }
+      // Past 8 ranks a slot's payload, one operation, and no more.
+      EXPECT_EQ(at(backend, 64 * KiB, 9, in_place), "eager") << to_string(backend);
+      EXPECT_EQ(at(backend, 64 * KiB + 4, 9, in_place), "recursive_doubling") << to_string(backend);
+      EXPECT_EQ(at(backend, 8, 16, in_place), "eager") << to_string(backend);
+    }
+    // From 512 KiB shm comes first where it runs; on inproc, which has none, the ring.
+    for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+      EXPECT_EQ(at(backend, 512 * KiB, 3, in_place), "shm") << to_string(backend);
+    }
+    EXPECT_EQ(at(BackendKind::inproc, 512 * KiB, 2, in_place), "ring");
+    EXPECT_EQ(at(BackendKind::nccl, 256 * KiB, 2, in_place), "native");
+  }
+}
+
 TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](std::size_t bytes, int ranks) {
