@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -22,8 +23,8 @@ namespace {
 constexpr int kOperations = 12;  // three times the eager slots
 constexpr std::size_t kCount = 4;
 
-/// One broadcast's count and type.
-struct BroadcastCase {
+/// One call's type and count.
+struct CallShape {
   DataType type;
   std::size_t count;
 };
@@ -33,7 +34,7 @@ struct BroadcastCase {
 /// by a small eager all-reduce; every call is started before any is waited for, one rank late, and
 /// waited for newest first. Every result must be exact.
 template <class BufferFor>
-void check_broadcasts_between_all_reduces(Communicator& comm, std::span<const BroadcastCase> cases,
+void check_broadcasts_between_all_reduces(Communicator& comm, std::span<const CallShape> cases,
                                           BufferFor buffer_for) {
   const int rank = comm.rank();
   const int size = comm.size();
@@ -64,6 +65,16 @@ void check_broadcasts_between_all_reduces(Communicator& comm, std::span<const Br
         << " on rank " << rank;
     EXPECT_EQ(sums[call], size * (size + 1) / 2.0) << "all_reduce after broadcast " << call;
   }
+}
+
+/// Expects `call`, an eager `operation` ("eager broadcast") that waits 300 ms for peers that never
+/// come, to time out naming one of them and the operation.
+template <class Call>
+void expect_eager_timeout(Call call, std::string_view operation) {
+  const auto error = expect_error([&] { call().wait(std::chrono::milliseconds(300)); });
+  EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
+  EXPECT_GE(error.context().peer, 1) << error.what();
+  EXPECT_NE(std::string(error.what()).find(operation), std::string::npos) << error.what();
 }
 
 }  // namespace
@@ -146,8 +157,8 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
   {
     auto comm = world.split(0, rank);
     // Two whole pieces of 64 KiB; a piece and one element; three pieces and 7 bytes.
-    const std::array cases{BroadcastCase{DataType::f32, 2 * 16384}, BroadcastCase{DataType::f64, 8192 + 1},
-                           BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::bf16, 5 * 32768}};
+    const std::array cases{CallShape{DataType::f32, 2 * 16384}, CallShape{DataType::f64, 8192 + 1},
+                           CallShape{DataType::u8, 3 * 65536 + 7}, CallShape{DataType::bf16, 5 * 32768}};
     std::vector<std::vector<std::byte>> data;
     check_broadcasts_between_all_reduces(comm, cases, [&](std::size_t /*call*/, int /*root*/, std::size_t bytes) {
       return data.emplace_back(bytes).data();
@@ -176,12 +187,8 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
     auto comm = world.split(0, rank);
     if (rank == 0) {
       std::vector<float> data(100000, 1.0F);  // seven pieces: three wait for a slot
-      const auto error = expect_error([&] {
-        comm.broadcast(std::span<float>(data), {.algorithm = "eager"}).wait(std::chrono::milliseconds(300));
-      });
-      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
-      EXPECT_GE(error.context().peer, 1) << error.what();
-      EXPECT_NE(std::string(error.what()).find("eager broadcast"), std::string::npos) << error.what();
+      expect_eager_timeout([&] { return comm.broadcast(std::span<float>(data), {.algorithm = "eager"}); },
+                           "eager broadcast");
     }
     world.barrier();
   }
@@ -194,10 +201,10 @@ void check_eager_all_reduces_in_pieces(Communicator& world) {
     auto comm = world.split(0, rank);
     const int size = comm.size();
     // Two whole pieces of 64 KiB; a piece and one element; three pieces and 7 bytes; five pieces.
-    const std::array cases{BroadcastCase{DataType::f32, 2 * 16384}, BroadcastCase{DataType::f64, 8192 + 1},
-                           BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::bf16, 5 * 32768}};
+    const std::array cases{CallShape{DataType::f32, 2 * 16384}, CallShape{DataType::f64, 8192 + 1},
+                           CallShape{DataType::u8, 3 * 65536 + 7}, CallShape{DataType::bf16, 5 * 32768}};
     struct Call {
-      BroadcastCase shape;
+      CallShape shape;
       ReduceOp op;
       bool in_place;
       std::vector<std::byte> input;
@@ -252,13 +259,11 @@ void check_eager_all_reduces_in_pieces(Communicator& world) {
     auto comm = world.split(0, rank);
     if (rank == 0) {
       std::vector<float> input(100000, 1.0F), output(100000);  // seven pieces: three wait for a slot
-      const auto error = expect_error([&] {
-        comm.all_reduce(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"})
-            .wait(std::chrono::milliseconds(300));
-      });
-      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
-      EXPECT_GE(error.context().peer, 1) << error.what();
-      EXPECT_NE(std::string(error.what()).find("eager all_reduce"), std::string::npos) << error.what();
+      expect_eager_timeout(
+          [&] {
+            return comm.all_reduce(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"});
+          },
+          "eager all_reduce");
     }
     world.barrier();
   }
@@ -270,8 +275,8 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   const int rank = comm.rank();
   // Three pieces and 7 bytes; five whole pieces; 5 bytes short of 512 KiB, from which a root lends
   // where the ranks share cores; twenty pieces and three elements (five times the slots).
-  const std::array cases{BroadcastCase{DataType::u8, 3 * 65536 + 7}, BroadcastCase{DataType::f32, 5 * 16384},
-                         BroadcastCase{DataType::u8, 8 * 65536 - 5}, BroadcastCase{DataType::f64, 20 * 8192 + 3}};
+  const std::array cases{CallShape{DataType::u8, 3 * 65536 + 7}, CallShape{DataType::f32, 5 * 16384},
+                         CallShape{DataType::u8, 8 * 65536 - 5}, CallShape{DataType::f64, 20 * 8192 + 3}};
   std::vector<SharedBuffer> shared;
   std::vector<std::vector<std::byte>> plain;
   check_broadcasts_between_all_reduces(comm, cases, [&](std::size_t call, int root, std::size_t bytes) {
@@ -549,13 +554,11 @@ void check_eager_timeout_names_a_missing_rank(Communicator& world) {
     auto comm = world.split(0, world.rank());
     if (comm.rank() == 0) {
       std::vector<float> input(4, 1.0F), output(4 * static_cast<std::size_t>(comm.size()));
-      const auto error = expect_error([&] {
-        comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"})
-            .wait(std::chrono::milliseconds(300));
-      });
-      EXPECT_EQ(error.code(), ErrorCode::timeout) << error.what();
-      EXPECT_GE(error.context().peer, 1) << error.what();
-      EXPECT_NE(std::string(error.what()).find("eager all_gather"), std::string::npos) << error.what();
+      expect_eager_timeout(
+          [&] {
+            return comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"});
+          },
+          "eager all_gather");
       // A collective that failed part-way leaves the ranks out of step: the communicator is fatal.
       const auto after = expect_error([&] {
         comm.all_gather(std::span<const float>(input), std::span<float>(output), {.algorithm = "eager"}).wait();
