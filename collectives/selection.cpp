@@ -125,8 +125,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   (two or more from 4 MiB) so that one chunk's transfer overlaps the next one's reduction,
   //   but on one host a rank's own core makes both (its single copies read the peer's memory)
   //   and the two ranks do the same work at the same time: the chunks add messages and waits and
-  //   overlap nothing (between hosts, where a network moves the chunks, the ring stays). On the Intel Xeon VM on 2026-11-29, the ring's time over the other's in
-  //   the same launch, out / in place: all-reduce (three launches of `all_reduce_perf --backend
+  //   overlap nothing (between hosts, where a network moves the chunks, the ring stays). On the
+  //   Intel Xeon VM on 2026-11-29, the ring's time over the other's in the same launch, out / in
+  //   place: all-reduce (three launches of `all_reduce_perf --backend
   //   mpi,ucx --algo ring,rabenseifner -b 2M -e 32M -f 2`) 1.03-1.13 / 1.00-1.08 at 4-16 MiB on
   //   mpi and 1.00-1.14 / 0.96-1.07 on ucx, level at 2 MiB (one chunk) and at 32 MiB
   //   (0.96-1.10); reduce-scatter (three launches per backend of `reduce_scatter_perf --algo
@@ -187,17 +188,17 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.81-0.87x; at 2 ranks 1.39-1.46 / 1.14-1.29x against recursive doubling's 1.30-1.59x out of
   //   place and 1.00-1.02x in place (the ring's from 192 KiB); at 5, 6 and 8 ranks 2.14-3.49 /
   //   1.62-2.02x against pairwise's 0.97-1.36 / 0.68-1.01x; on ucx 1.71-2.54 / 1.68-2.46x at 3
-  //   and 4 ranks against 0.44-1.29 / 0.50-1.35x for the others, and at 2 ranks 1.33-1.53 / 1.64-2.10x against recursive doubling's
-  //   1.18-1.92 / 1.16-1.36x (ahead out of place at 128 KiB, 16.6 against 18.1 us); on inproc's
-  //   two threads 17-37 us against 30-49 for the ring and recursive doubling. Past the range it
-  //   ran on: 1.23-1.57 / 1.04-1.45x at 512 KiB-2 MiB on plain buffers at 2-4 ranks, where the
-  //   rows below ran 0.86-1.13 / 0.87-1.04x, 0.81-1.89 / 0.82-1.46x at 4 MiB (two launches), and
-  //   behind at 16 MiB at 3 and 4 ranks (0.97-1.14x against the ring's 1.10-1.19x);
-  //   but on allocate_shared buffers the shm all-reduce, whose ranks each reduce a share, ran
-  //   1.40-2.69x its speed out of place and 0.71-2.03x in place at 512 KiB-4 MiB at 2-4 ranks
-  //   (one launch each, `--buffers shared --algo eager,shm`; eager ahead only at 2 ranks in place
-  //   at 2 MiB), and the eager path cannot take a call shm hands over (a takeover runs on tags),
-  //   so shm keeps 512 KiB and up;
+  //   and 4 ranks against 0.44-1.29 / 0.50-1.35x for the others, and at 2 ranks 1.33-1.53 /
+  //   1.64-2.10x against recursive doubling's 1.18-1.92 / 1.16-1.36x (ahead out of place at 128
+  //   KiB, 16.6 against 18.1 us); on inproc's two threads 17-37 us against 30-49 for the ring and
+  //   recursive doubling. Past the range it ran on: 1.23-1.57 / 1.04-1.45x at 512 KiB-2 MiB on
+  //   plain buffers at 2-4 ranks, where the rows below ran 0.86-1.13 / 0.87-1.04x, 0.81-1.89 /
+  //   0.82-1.46x at 4 MiB (two launches), and behind at 16 MiB at 3 and 4 ranks (0.97-1.14x
+  //   against the ring's 1.10-1.19x); but on allocate_shared buffers the shm all-reduce, whose
+  //   ranks each reduce a share, ran 1.40-2.69x its speed out of place and 0.71-2.03x in place at
+  //   512 KiB-4 MiB at 2-4 ranks (one launch each, `--buffers shared --algo eager,shm`; eager
+  //   ahead only at 2 ranks in place at 2 MiB), and the eager path cannot take a call shm hands
+  //   over (a takeover runs on tags), so shm keeps 512 KiB and up;
   // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
   //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
   //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place every rank first copies its
@@ -375,7 +376,8 @@ void SelectionTable::force_from_text(std::string_view text, std::string_view sou
     const auto kind = std::find_if(kAllKinds.begin(), kAllKinds.end(),
                                    [&](CollectiveKind k) { return to_string(k) == kind_name; });
     if (kind == kAllKinds.end()) {
-      throw fail(fmt::format("'{}' is not a collective; valid collectives are {}", kind_name, fmt::join(kind_names, ", ")));
+      throw fail(
+          fmt::format("'{}' is not a collective; valid collectives are {}", kind_name, fmt::join(kind_names, ", ")));
     }
     if (algorithms.find(*kind, algorithm) == nullptr) {
       throw fail(fmt::format("'{}' is not an algorithm of {}; valid algorithms are {}", algorithm, kind_name,
