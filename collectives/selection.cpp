@@ -189,9 +189,13 @@ SelectionTable SelectionTable::measured_defaults() {
   //   place and 1.00-1.02x in place (the ring's from 192 KiB); at 5, 6 and 8 ranks 2.14-3.49 /
   //   1.62-2.02x against pairwise's 0.97-1.36 / 0.68-1.01x; on ucx 1.71-2.54 / 1.68-2.46x at 3
   //   and 4 ranks against 0.44-1.29 / 0.50-1.35x for the others, and at 2 ranks 1.33-1.53 /
-  //   1.64-2.10x against recursive doubling's 1.18-1.92 / 1.16-1.36x (ahead out of place at 128
-  //   KiB, 16.6 against 18.1 us); on inproc's two threads 17-37 us against 30-49 for the ring and
-  //   recursive doubling. Past the range it ran on: 1.23-1.57 / 1.04-1.45x at 512 KiB-2 MiB on
+  //   1.64-2.10x against recursive doubling's 1.18-1.92 / 1.16-1.36x; on inproc's two threads
+  //   17-37 us against 30-49 for the ring and recursive doubling. At two ranks of one host on mpi
+  //   and ucx recursive doubling keeps the calls out of place, each rank reading the other's input
+  //   in one copy: three launches (`--backend mpi|ucx --algo eager,recursive_doubling -b 72K -e
+  //   500K -f 1.4142 --repeat 7`, two on mpi) put it at 1.38-2.01x there against eager's
+  //   1.39-1.86x, ahead at 16 of 18 points by up to 18%, while in place eager ran 1.62-2.24x against
+  //   its 1.08-1.42x. Past the range it ran on: 1.23-1.57 / 1.04-1.45x at 512 KiB-2 MiB on
   //   plain buffers at 2-4 ranks, where the rows below ran 0.86-1.13 / 0.87-1.04x, 0.81-1.89 /
   //   0.82-1.46x at 4 MiB (two launches), and behind at 16 MiB at 3 and 4 ranks (0.97-1.14x
   //   against the ring's 1.10-1.19x); but on allocate_shared buffers the shm all-reduce, whose
@@ -278,6 +282,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 64 * KiB + 1, .max_bytes = 512 * KiB,
+       .max_ranks = 2, .one_host = true, .out_of_place = true, .algorithm = "recursive_doubling"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 64 * KiB + 1, .max_bytes = 512 * KiB,
+       .max_ranks = 2, .one_host = true, .out_of_place = true, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 512 * KiB, .max_ranks = 8, .algorithm = "eager"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 64 * KiB + 1, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
