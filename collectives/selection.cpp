@@ -13,6 +13,8 @@ constexpr std::array kAllKinds{CollectiveKind::all_gather, CollectiveKind::reduc
                                CollectiveKind::all_to_all, CollectiveKind::all_to_allv, CollectiveKind::broadcast};
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
+/// Calls past one eager slot's payload (EagerMailbox::kPayloadBytes) start here.
+constexpr std::size_t kPastOneSlot = 64 * KiB + 1;
 
 }  // namespace
 
@@ -282,12 +284,12 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::broadcast, .backend = nccl, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::reduce_scatter, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 64 * KiB + 1, .max_bytes = 512 * KiB,
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = kPastOneSlot, .max_bytes = 512 * KiB,
        .max_ranks = 2, .one_host = true, .out_of_place = true, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 64 * KiB + 1, .max_bytes = 512 * KiB,
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = kPastOneSlot, .max_bytes = 512 * KiB,
        .max_ranks = 2, .one_host = true, .out_of_place = true, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .max_bytes = 512 * KiB, .max_ranks = 8, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_reduce, .max_bytes = 64 * KiB + 1, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .max_bytes = kPastOneSlot, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::broadcast, .max_bytes = 512 * KiB, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "eager"},
