@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,16 @@ class Algorithm {
   /// Only for an algorithm whose takeover_tags() is not 0.
   [[nodiscard]] virtual std::shared_ptr<WorkState> start_on_tags(CommunicatorImpl& comm, const CollectiveArgs& args,
                                                                  int first_tag) const;
+  /// Whether it can instead take a call over on the communicator's eager slots (the eager
+  /// all-reduce): start_in_slots_if().
+  [[nodiscard]] virtual bool takes_over_in_slots() const noexcept { return false; }
+  /// Reserves `args` on the eager slots as the caller's operation starts (eager operations, like
+  /// tags, are numbered in call order on every rank), to run once every earlier eager operation
+  /// has finished and `runs()` then says so, alike on every rank; skipped otherwise
+  /// (EagerMailbox::start_if). Only for an algorithm that takes_over_in_slots().
+  [[nodiscard]] virtual std::shared_ptr<WorkState> start_in_slots_if(CommunicatorImpl& comm,
+                                                                     const CollectiveArgs& args,
+                                                                     std::function<bool()> runs) const;
   /// Whether it is `native`, which hands the call to the backend (answered without a virtual
   /// call: it is asked on every call on CUDA memory).
   [[nodiscard]] bool is_native() const noexcept { return native_; }

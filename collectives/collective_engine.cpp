@@ -117,8 +117,8 @@ const Algorithm& CollectiveEngine::choose_by_name_or_list(const CommunicatorImpl
 const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                                 const Algorithm& current) const {
   auto takes_over = [&](const Algorithm* algorithm) {
-    return algorithm != nullptr && algorithm != &current && algorithm->takeover_tags() != 0 &&
-           algorithm->runs(args, comm);
+    return algorithm != nullptr && algorithm != &current &&
+           (algorithm->takeover_tags() != 0 || algorithm->takes_over_in_slots()) && algorithm->runs(args, comm);
   };
   const std::size_t bytes = args.bytes();
   for (const auto& row : rows(args.kind, comm.backend_kind())) {

@@ -42,9 +42,9 @@ class CollectiveEngine {
   }
 
   /// The algorithm that takes `args` over where `current` finds, part-way, that it cannot run it
-  /// (Algorithm::start_on_tags): the table's first row for the call that names another one
-  /// which can take over, else the first such in the list. The same on every rank that agrees
-  /// about the call.
+  /// (Algorithm::start_on_tags, or Algorithm::start_in_slots_if): the table's first row for the
+  /// call that names another one which can take over, else the first such in the list. The same
+  /// on every rank that agrees about the call.
   [[nodiscard]] const Algorithm& takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                               const Algorithm& current) const;
 

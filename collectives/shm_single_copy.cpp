@@ -14,8 +14,13 @@
 // never `native`, whose MPI collective, started from this operation's progress, could be ordered
 // differently on different ranks against later ones); they all see the same descriptors, so they
 // all decide alike, and a rank whose own buffers are not shared starts the takeover without
-// waiting for the others' descriptors.
+// waiting for the others' descriptors. Where the table names the eager all-reduce, in pieces
+// through the slots, the takeover is reserved on the slots behind the exchange as the call starts
+// (eager operations are numbered in call order, as tags are) and decided by the eager path
+// itself from the same descriptors once the exchange has finished: it runs, or its operations
+// are skipped on every rank (EagerMailbox::start_if).
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -107,6 +112,13 @@ struct PeerMemory {
 /// Every rank's descriptor, in rank order: up to 16 ranks cost no malloc (recycled_allocation.hpp).
 using Descriptors = std::vector<RegionDescriptor, ShortListAllocator<RegionDescriptor, 16>>;
 
+/// Whether every rank's buffers let the single copy run, every rank on this rank's host.
+bool every_rank_shared(const Descriptors& descriptors, PeerOutputs outputs, int rank) {
+  return std::all_of(descriptors.begin(), descriptors.end(), [&](const RegionDescriptor& descriptor) {
+    return descriptor.shared(outputs) && descriptor.host == descriptors[static_cast<std::size_t>(rank)].host;
+  });
+}
+
 /// The in-place all-gather of every rank's descriptor into `descriptors`, for the eager slots.
 CollectiveArgs descriptor_exchange(Descriptors& descriptors, int rank, OperationLabel label) {
   const std::size_t bytes = sizeof(RegionDescriptor);
@@ -147,8 +159,20 @@ class SingleCopySchedule {
     const int tag = exchange_eagerly ? 0 : comm.reserve_internal_tags(1);
     const int first_barrier_tag = comm.reserve_internal_tags(kPhases);
     const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
-    const int takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
-    auto hand_over = [&comm, args, &takeover, takeover_tag] { return takeover.start_on_tags(comm, args, takeover_tag); };
+    // A takeover on the eager slots (the eager all-reduce) is reserved behind the exchange, which
+    // decides on every rank alike whether it runs; one on tags reserves its tags.
+    std::shared_ptr<WorkState> takeover_in_slots;
+    int takeover_tag = 0;
+    if (takeover.takes_over_in_slots()) {
+      takeover_in_slots = takeover.start_in_slots_if(comm, args, [descriptors, outputs, rank = comm.rank()] {
+        return !every_rank_shared(*descriptors, outputs, rank);
+      });
+    } else {
+      takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
+    }
+    auto hand_over = [&comm, args, &takeover, takeover_tag, takeover_in_slots] {
+      return takeover_in_slots ? takeover_in_slots : takeover.start_on_tags(comm, args, takeover_tag);
+    };
     const auto timeout = comm.timeout();
     // A rank whose own buffers are not shared knows the outcome already: it tells the others and
     // hands the call over at once, without waiting to hear from them.
@@ -188,11 +212,7 @@ class SingleCopySchedule {
       }
       if (falls_back_anyway) return works;
       if (step == 1) {
-        bool all_shared = true;
-        for (const auto& descriptor : *descriptors) {
-          all_shared = all_shared && descriptor.shared(outputs) && descriptor.host == (*descriptors)[rank].host;
-        }
-        if (!all_shared) {
+        if (!every_rank_shared(*descriptors, outputs, rank)) {
           if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
           return works;
         }

@@ -111,6 +111,18 @@ class EagerCollective final : public AlgorithmOf<Kind> {
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
     return start_eager(comm, args, CallRecord::of(args), nullptr);
   }
+
+  /// The all-reduce takes over a call on plain buffers from the shm path, which has reserved it
+  /// as the call started (selection.cpp says where that pays).
+  bool takes_over_in_slots() const noexcept override { return Kind == CollectiveKind::all_reduce; }
+
+  std::shared_ptr<WorkState> start_in_slots_if(CommunicatorImpl& comm, const CollectiveArgs& args,
+                                               std::function<bool()> runs) const override {
+    const auto& mailbox = comm.eager_mailbox();
+    const auto record = CallRecord::of(args);
+    return make_recycled<EagerWorkState>(comm, mailbox, mailbox->start_if(args, record, std::move(runs)),
+                                         record.operation(), args.label);
+  }
 };
 
 /// An eager all_to_allv not finished inside its call: its eager operation, then, where that was

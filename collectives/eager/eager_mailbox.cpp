@@ -718,21 +718,45 @@ bool EagerMailbox::done(std::int64_t op) noexcept {
 void EagerMailbox::progress() {
   // An operation below finished_ that is still queued is a broadcast's piece that this rank copied
   // ahead with an earlier one (finish()): finished already, it is neither published nor read.
-  for (auto& pending : pending_) {
-    if (pending.published || pending.op < finished_) continue;
-    if (!slot_free(pending.op)) break;
-    if (publish(pending.operation())) lent_.push_back({pending.op, pending.buffers});
-    pending.published = true;
-    note_progress();
-  }
-  while (!pending_.empty()) {
-    const auto& front = pending_.front();
-    if (front.op >= finished_) {
-      if (!front.published || !all_arrived(front.operation())) break;
-      finish(front.operation());
+  do {
+    for (auto& pending : pending_) {
+      if (pending.published || pending.op < finished_) continue;
+      if (pending.runs_if || !slot_free(pending.op)) break;  // a reserved call publishes once decided
+      if (publish(pending.operation())) lent_.push_back({pending.op, pending.buffers});
+      pending.published = true;
+      note_progress();
     }
-    pending_.pop_front();
+    while (!pending_.empty()) {
+      const auto& front = pending_.front();
+      if (front.op >= finished_) {
+        if (!front.published || !all_arrived(front.operation())) break;
+        finish(front.operation());
+      }
+      pending_.pop_front();
+    }
+  } while (decide_reserved_call());
+}
+
+bool EagerMailbox::decide_reserved_call() {
+  if (pending_.empty() || !pending_.front().runs_if || pending_.front().op != finished_) return false;
+  Pending call = std::move(pending_.front());
+  pending_.pop_front();
+  if (!call.runs_if()) {
+    mark_read(call.last_op);
+    return true;
   }
+  call.runs_if = nullptr;
+  if (!in_pieces(call.args)) {
+    pending_.push_front(std::move(call));
+    return true;
+  }
+  // Its pieces go in front, last first: nothing queued behind them moves.
+  for (std::int64_t op = call.last_op; op >= call.op; --op) {
+    const std::size_t at = static_cast<std::size_t>(op - call.op) * piece_elements(call.args);
+    pending_.push_front(
+        Pending{.op = op, .args = piece_of(call.args, at), .record = call.record, .buffers = call.buffers});
+  }
+  return true;
 }
 
 std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& record,
@@ -742,34 +766,49 @@ std::int64_t EagerMailbox::start(const CollectiveArgs& args, const CallRecord& r
   return start_locked(op, args, record, std::move(buffers)) ? -1 : op;
 }
 
+CollectiveArgs EagerMailbox::piece_of(const CollectiveArgs& args, std::size_t at) noexcept {
+  CollectiveArgs piece = args;
+  piece.output.data = static_cast<std::byte*>(args.output.data) + at * size_of(args.output.type);
+  piece.output.count = std::min(piece_elements(args), args.output.count - at);
+  if (args.kind == CollectiveKind::all_reduce) {
+    // The same elements of the input (the output itself in place).
+    piece.input.data = static_cast<const std::byte*>(args.input.data) + at * size_of(args.input.type);
+    piece.input.count = piece.output.count;
+  } else {
+    // A broadcast's input is the rest of the call, from this piece on: a reader of a root's buffer
+    // that lies in a shared segment copies it all at once (finish()).
+    piece.input = piece.output;
+    piece.input.count = args.output.count - at;
+  }
+  return piece;
+}
+
 std::optional<EagerMailbox::Operations> EagerMailbox::start_in_pieces(const CollectiveArgs& args,
                                                                       const CallRecord& record,
                                                                       const std::shared_ptr<const void>& buffers) {
-  // kPayloadBytes is a whole number of elements of every type.
-  const std::size_t piece_count = kPayloadBytes / size_of(args.output.type);
-  auto* data = static_cast<std::byte*>(args.output.data);
   std::lock_guard hold(lock_);
   std::optional<Operations> unfinished;
-  for (std::size_t at = 0; at < args.output.count; at += piece_count) {
-    CollectiveArgs piece = args;
-    piece.output.data = data + at * size_of(args.output.type);
-    piece.output.count = std::min(piece_count, args.output.count - at);
-    if (args.kind == CollectiveKind::all_reduce) {
-      // The same elements of the input (the output itself in place).
-      piece.input.data = static_cast<const std::byte*>(args.input.data) + at * size_of(args.input.type);
-      piece.input.count = piece.output.count;
-    } else {
-      // A broadcast's input is the rest of the call, from this piece on: a reader of a root's buffer
-      // that lies in a shared segment copies it all at once (finish()).
-      piece.input = piece.output;
-      piece.input.count = args.output.count - at;
-    }
+  for (std::size_t at = 0; at < args.output.count; at += piece_elements(args)) {
     const std::int64_t op = issued_++;
-    if (start_locked(op, piece, record, buffers)) continue;
+    if (start_locked(op, piece_of(args, at), record, buffers)) continue;
     if (!unfinished) unfinished = Operations{.first = op, .last = op};
     unfinished->last = op;
   }
   return unfinished;
+}
+
+EagerMailbox::Operations EagerMailbox::start_if(const CollectiveArgs& args, const CallRecord& record,
+                                                std::function<bool()> runs) {
+  const std::size_t pieces =
+      in_pieces(args) ? (args.output.count + piece_elements(args) - 1) / piece_elements(args) : 1;
+  std::lock_guard hold(lock_);
+  const Operations reserved{.first = issued_, .last = issued_ + static_cast<std::int64_t>(pieces) - 1};
+  issued_ = reserved.last + 1;
+  auto& pending = pending_.emplace_back(Pending{
+      .op = reserved.first, .args = args, .record = record, .runs_if = std::move(runs), .last_op = reserved.last});
+  if (args.kind == CollectiveKind::all_to_allv) pending.keep_layout();
+  progress();
+  return reserved;
 }
 
 bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, const CallRecord& record,

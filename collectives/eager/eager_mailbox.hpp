@@ -24,6 +24,8 @@
 // readers copy (or reduce) the one before. An all-reduce's piece is an all-reduce of its own,
 // which every rank reduces whole, in rank order, from every slot: no rank waits on a peer's
 // partial sum, at the cost of size-fold reductions (selection.cpp says up to what size it pays).
+// A shm all-reduce reserves such a call as its takeover, behind its exchange of descriptors, which
+// then decides whether the call runs or its operations are skipped alike on every rank (start_if).
 //
 // A broadcast's root leaves out of its stores the leading blocks of a payload its slot already
 // holds, so that a broadcast of data at rest, up to the slots' kSlots payloads, moves no line
@@ -41,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -145,6 +148,13 @@ class EagerMailbox {
   /// operation not finished inside the call; nothing where every piece did.
   std::optional<Operations> start_in_pieces(const CollectiveArgs& args, const CallRecord& record,
                                             const std::shared_ptr<const void>& buffers);
+  /// Reserves `args`, a call the path takes, as the next operations (in pieces where in_pieces()),
+  /// for a call that an earlier operation decides: none is published until every operation before
+  /// them has finished here; then `runs()`, asked once, says (alike on every rank, from what those
+  /// operations left) whether they run as start()'s or start_in_pieces()'s would, or are skipped:
+  /// counted finished at once, publishing and reading nothing. A shm collective reserves its
+  /// takeover so, decided by its exchange of descriptors (shm_single_copy.cpp).
+  Operations start_if(const CollectiveArgs& args, const CallRecord& record, std::function<bool()> runs);
   /// Whether all_to_allv operation `op`, finished, left the call to another algorithm because
   /// some rank's blocks did not fit its slot (alike on every rank: eager_all_to_allv.hpp); asks
   /// once.
@@ -180,6 +190,10 @@ class EagerMailbox {
     std::shared_ptr<const void> buffers;
     bool published = false;
     LayoutStorage layout;  ///< an all_to_allv's counts and offsets, args.layout's
+    /// A call reserved by start_if() and not yet decided, one entry for all its operations (from
+    /// `op` to `last_op`): whether it runs. Empty otherwise.
+    std::function<bool()> runs_if;
+    std::int64_t last_op = -1;
     [[nodiscard]] Operation operation() const noexcept { return {op, args, record}; }
     /// Copies args.layout into `layout` and points args.layout there: the caller's arrays need
     /// not outlive the call.
@@ -238,6 +252,17 @@ class EagerMailbox {
   bool done(std::int64_t op) noexcept;
   /// Publishes and finishes what it can, in order; under `lock_`.
   void progress();
+  /// Decides the call reserved by start_if() at the front of the queue once every operation before
+  /// it has finished here: replaces it by its operations where it runs, else counts them finished.
+  /// True where it decided one. Under `lock_`.
+  bool decide_reserved_call();
+  /// Piece `at` (in elements) of broadcast or all-reduce `args` (in_pieces()): up to a slot's
+  /// payload of its output and the input that goes with it.
+  [[nodiscard]] static CollectiveArgs piece_of(const CollectiveArgs& args, std::size_t at) noexcept;
+  /// Elements of `args`' type in one piece: kPayloadBytes is a whole number of them, for every type.
+  [[nodiscard]] static std::size_t piece_elements(const CollectiveArgs& args) noexcept {
+    return kPayloadBytes / size_of(args.output.type);
+  }
   /// start()'s work, under `lock_`: starts `args` as operation `op`; true where it finished
   /// inside the call.
   bool start_locked(std::int64_t op, const CollectiveArgs& args, const CallRecord& record,

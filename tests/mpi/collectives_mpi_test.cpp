@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "cases/collective_cases.hpp"
@@ -244,6 +245,63 @@ TEST(MpiCollectives, SharedMemoryAllReduceStoresBothWays) {
 }
 
 TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_collectives(true); }
+
+/// The shm all-reduce reserves its eager takeover behind its exchange of descriptors as it
+/// starts, and every rank decides from the same descriptors whether it runs. Started before any
+/// wait, with one rank late: shm all-reduces of 1 MiB and a piece's remainder on every rank's
+/// shared buffers (the takeover skipped), on plain ones (taken over in pieces; at two ranks out of
+/// place, on tags), and on shared ones but the last rank's; out of place and in place; each
+/// followed by more small eager all-reduces than the slots hold. Waited on newest first, every
+/// result exact.
+TEST(MpiCollectives, ShmAllReducesReserveTheirEagerTakeoverInCallOrder) {
+  auto& comm = mpi_world();
+  const int size = comm.size();
+  const int rank = comm.rank();
+  constexpr std::size_t kLarge = (std::size_t{1} << 18) + 7;
+  constexpr std::size_t kSmall = 100;
+  constexpr int kSmallCalls = 6;  // more than the eager slots (EagerMailbox::kSlots)
+  enum class Buffers { shared, plain, shared_but_last_rank };
+  struct Call {
+    std::span<float> input;
+    std::span<float> output;
+    int salt;
+    Work work;
+  };
+  std::vector<SharedBuffer> segments;
+  std::vector<std::vector<float>> plain;
+  std::vector<Call> calls;
+  auto buffer = [&](bool shared, std::size_t count) -> std::span<float> {
+    if (shared) return segments.emplace_back(comm.allocate_shared(count * sizeof(float))).as<float>().first(count);
+    return plain.emplace_back(count);
+  };
+  auto start = [&](std::span<float> input, std::span<float> output, const char* algorithm) {
+    const int salt = static_cast<int>(calls.size());
+    verifiable::fill(input.data(), 0, input.size(), DataType::f32,
+                     [&](std::size_t i) { return verifiable::contribution(ReduceOp::sum, rank, i + salt, size); });
+    auto work = comm.all_reduce(std::span<const float>(input), output, {.op = ReduceOp::sum, .algorithm = algorithm});
+    calls.push_back({input, output, salt, std::move(work)});
+  };
+  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  for (bool in_place : {false, true}) {
+    for (auto buffers : {Buffers::shared, Buffers::plain, Buffers::shared_but_last_rank, Buffers::shared}) {
+      const bool shared =
+          buffers == Buffers::shared || (buffers == Buffers::shared_but_last_rank && rank != size - 1);
+      auto input = buffer(shared, kLarge);
+      start(input, in_place ? input : buffer(shared, kLarge), "shm");
+      for (int small = 0; small < kSmallCalls; ++small) {
+        auto data = buffer(false, kSmall);
+        start(data, data, "eager");
+      }
+    }
+  }
+  for (auto call = calls.rbegin(); call != calls.rend(); ++call) {
+    call->work.wait(std::chrono::seconds(60));
+    const int salt = call->salt;
+    auto expected = [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, i + salt, size); };
+    EXPECT_EQ(verifiable::count_wrong(call->output.data(), 0, call->output.size(), DataType::f32, expected), 0U)
+        << "call " << salt << " of " << call->output.size() << " elements";
+  }
+}
 
 /// The all-gather, the all-to-all out of place and the all-to-allv at sizes whose eager payloads
 /// their readers copy from the writers' buffers (32 KiB a reader at two ranks; at every size under
