@@ -99,7 +99,8 @@ TEST(SelectionTable, RowsAnswerByRanks) {
 }
 
 TEST(SelectionTable, AllReduceIsPairwiseFromFourToNineRanksThenHalvesAndDoublesAsAtTwoRanksFrom4MiB) {
-  // Past the shm row, which hands calls on buffers that are not shared to the next row.
+  // Past the shm row, which hands calls on buffers that are not shared to the next row, where
+  // eager does not run (ranks on several hosts, more than 16 of them, or no shared memory).
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool on_one_host = true, bool in_place = true) {
     auto name = table.first_preferred(
@@ -174,6 +175,33 @@ TEST(SelectionTable, AllReduceIsEagerInPiecesBelowTheShmRowFromTwoToEightRanks) 
     EXPECT_EQ(at(BackendKind::inproc, 512 * KiB, 2, in_place), "ring");
     EXPECT_EQ(at(BackendKind::nccl, 256 * KiB, 2, in_place), "native");
   }
+}
+
+TEST(SelectionTable, AllReduceOnPlainBuffersPastTheShmRowIsEagerFromTwoToFourRanksBelow64MiB) {
+  // What the shm row hands a call on buffers that are not shared over to where eager runs (on
+  // the eager slots, which the shm path reserves for it: Algorithm::start_in_slots_if).
+  const auto table = SelectionTable::measured_defaults();
+  auto past_shm = [&](BackendKind backend, std::size_t bytes, int ranks, bool in_place) {
+    auto name = table.first_preferred(CollectiveKind::all_reduce, backend, bytes, ranks, true, in_place,
+                                      [](std::string_view algorithm) { return algorithm != "shm"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    for (int ranks : {2, 3, 4}) {
+      EXPECT_EQ(past_shm(backend, 512 * KiB, ranks, true), "eager") << to_string(backend) << " " << ranks;
+      EXPECT_EQ(past_shm(backend, 64 * MiB - 4, ranks, true), "eager") << to_string(backend) << " " << ranks;
+      EXPECT_EQ(past_shm(backend, 4 * MiB, ranks, false), "eager") << to_string(backend) << " " << ranks;
+    }
+    // Two ranks out of place keep whole vectors below 4 MiB; from 64 MiB, and from 5 ranks, the
+    // rows before.
+    EXPECT_EQ(past_shm(backend, 512 * KiB, 2, false), "recursive_doubling");
+    EXPECT_EQ(past_shm(backend, 4 * MiB - 4, 2, false), "recursive_doubling");
+    EXPECT_EQ(past_shm(backend, 512 * KiB, 3, false), "eager");
+    EXPECT_EQ(past_shm(backend, 64 * MiB, 2, true), "ring");
+    EXPECT_EQ(past_shm(backend, 64 * MiB, 3, true), "ring");
+    EXPECT_EQ(past_shm(backend, 1 * MiB, 5, true), "pairwise");
+  }
+  EXPECT_EQ(past_shm(BackendKind::inproc, 1 * MiB, 3, true), "ring");
 }
 
 TEST(SelectionTable, MpiReduceScatterHalvesFromTenRanksBelowTheShmRow) {
