@@ -177,7 +177,7 @@ TEST(SelectionTable, AllReduceIsEagerInPiecesBelowTheShmRowFromTwoToEightRanks) 
   }
 }
 
-TEST(SelectionTable, AllReduceOnPlainBuffersPastTheShmRowIsEagerFromTwoToFourRanksBelow64MiB) {
+TEST(SelectionTable, AllReduceOnPlainBuffersPastTheShmRowIsEagerAtTwoAndThreeRanksBelow16MiB) {
   // What the shm row hands a call on buffers that are not shared over to where eager runs (on
   // the eager slots, which the shm path reserves for it: Algorithm::start_in_slots_if).
   const auto table = SelectionTable::measured_defaults();
@@ -187,19 +187,19 @@ TEST(SelectionTable, AllReduceOnPlainBuffersPastTheShmRowIsEagerFromTwoToFourRan
     return name ? std::string(*name) : std::string("(none)");
   };
   for (auto backend : {BackendKind::mpi, BackendKind::ucx}) {
-    for (int ranks : {2, 3, 4}) {
+    for (int ranks : {2, 3}) {
       EXPECT_EQ(past_shm(backend, 512 * KiB, ranks, true), "eager") << to_string(backend) << " " << ranks;
-      EXPECT_EQ(past_shm(backend, 64 * MiB - 4, ranks, true), "eager") << to_string(backend) << " " << ranks;
+      EXPECT_EQ(past_shm(backend, 16 * MiB - 4, ranks, true), "eager") << to_string(backend) << " " << ranks;
       EXPECT_EQ(past_shm(backend, 4 * MiB, ranks, false), "eager") << to_string(backend) << " " << ranks;
     }
-    // Two ranks out of place keep whole vectors below 4 MiB; from 64 MiB, and from 5 ranks, the
+    // Two ranks out of place keep whole vectors below 4 MiB; from 16 MiB, and from 4 ranks, the
     // rows before.
     EXPECT_EQ(past_shm(backend, 512 * KiB, 2, false), "recursive_doubling");
     EXPECT_EQ(past_shm(backend, 4 * MiB - 4, 2, false), "recursive_doubling");
     EXPECT_EQ(past_shm(backend, 512 * KiB, 3, false), "eager");
-    EXPECT_EQ(past_shm(backend, 64 * MiB, 2, true), "ring");
-    EXPECT_EQ(past_shm(backend, 64 * MiB, 3, true), "ring");
-    EXPECT_EQ(past_shm(backend, 1 * MiB, 5, true), "pairwise");
+    EXPECT_EQ(past_shm(backend, 16 * MiB, 2, true), "rabenseifner");
+    EXPECT_EQ(past_shm(backend, 16 * MiB, 3, true), "ring");
+    EXPECT_EQ(past_shm(backend, 1 * MiB, 4, true), "pairwise");
   }
   EXPECT_EQ(past_shm(BackendKind::inproc, 1 * MiB, 3, true), "ring");
 }
