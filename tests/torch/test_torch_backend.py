@@ -1,5 +1,7 @@
-"""The torch.distributed backend "meshcomm" on Debian's torch: each test starts 2 or 4 processes of
-torch_worker.py the way torchrun does and requires every rank to finish its case."""
+"""The torch.distributed backend "meshcomm" on Debian's torch: 2 or 4 processes of torch_worker.py,
+started the way torchrun does, run the cases one after another in one process group (each process
+imports torch once: about 2 s of a core apiece), and each test requires every rank to have finished
+its case."""
 
 import os
 import socket
@@ -34,18 +36,43 @@ def launch(case, size, extra=None, timeout=240):
     return outputs, report
 
 
+CASES = ["collectives", "halo", "ring", "ddp"]
+# What each launch runs, in order: the mesh's groups need 4 ranks (2 per node).
+LAUNCHES = {2: CASES, 4: CASES + ["mesh"]}
+
+
+@pytest.fixture(scope="module")
+def launched():
+    """The outputs of the launch of each size, made the first time a test asks for it."""
+    done = {}
+
+    def outputs_of(size):
+        if size not in done:
+            done[size] = launch(",".join(LAUNCHES[size]), size)
+        return done[size]
+
+    return outputs_of
+
+
+def assert_every_rank_finished(case, outputs, report):
+    for rank, (_, output) in enumerate(outputs):
+        assert f"rank {rank}: {case} ok" in output, report
+
+
 @pytest.mark.parametrize("size", [2, 4])
-@pytest.mark.parametrize("case", ["collectives", "halo", "ring", "ddp"])
-def test_case(case, size):
-    outputs, report = launch(case, size)
-    for rank, (code, output) in enumerate(outputs):
-        assert code == 0 and f"rank {rank}: {case} ok" in output, report
+@pytest.mark.parametrize("case", CASES)
+def test_case(case, size, launched):
+    assert_every_rank_finished(case, *launched(size))
 
 
-def test_mesh_groups_match_the_cpp_mesh():
-    outputs, report = launch("mesh", 4)
-    for rank, (code, output) in enumerate(outputs):
-        assert code == 0 and f"rank {rank}: mesh ok" in output, report
+def test_mesh_groups_match_the_cpp_mesh(launched):
+    assert_every_rank_finished("mesh", *launched(4))
+
+
+@pytest.mark.parametrize("size", [2, 4])
+def test_every_rank_exits_cleanly(size, launched):
+    outputs, report = launched(size)
+    assert all(code == 0 for code, _ in outputs), report
 
 
 def test_a_peer_that_never_calls_is_named_in_the_timeout():

@@ -1,7 +1,9 @@
-"""One process of the torch plugin's tests: ``torch_worker.py CASE``, started by test_torch_backend.py
-with torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Each case checks meshcomm's
-results against gloo's on the same tensors (or against an independent computation where gloo lacks
-the call), exactly, and prints "rank R: CASE ok" at the end."""
+"""One process of the torch plugin's tests: ``torch_worker.py CASE[,CASE...]``, started by
+test_torch_backend.py with torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). The
+cases run one after another in one process group, as a trainer's calls do. Each case checks
+meshcomm's results against gloo's on the same tensors (or against an independent computation where
+gloo lacks the call), exactly, and prints "rank R: CASE ok" at the end; the first case that fails
+ends the process with its traceback."""
 
 import datetime
 import json
@@ -378,13 +380,14 @@ def case_ddp(rank, size):
 
 
 def main():
-    case = sys.argv[1]
+    cases = sys.argv[1].split(",")
     dist.init_process_group(mt.BACKEND, init_method="env://", timeout=TIMEOUT)
     rank, size = dist.get_rank(), dist.get_world_size()
-    globals()[f"case_{case}"](rank, size)
-    if case != "timeout":
-        dist.barrier()
-        print(f"rank {rank}: {case} ok")
+    for case in cases:
+        globals()[f"case_{case}"](rank, size)
+        if case != "timeout":
+            dist.barrier()
+            print(f"rank {rank}: {case} ok", flush=True)
     os._exit(0)  # a rank of the timeout case must not wait for the others in teardown
 
 
