@@ -32,11 +32,12 @@ bool MpiCollectiveRequest::test() {
 }
 
 void MpiCollectiveRequest::wait_until(Clock::time_point deadline) {
+  const auto waiting = deadline - Clock::now();
   if (poll_until([this] { return test(); }, deadline)) return;
   auto context = context_;
   std::string where_the_others_are = "a rank has not joined it";
   if (reports_ != nullptr) {
-    where_the_others_are = reports_->exchange(record_, kReportListen, context.peer);
+    where_the_others_are = reports_->exchange(record_, report_listen_after(waiting), context.peer);
   }
   Error error(ErrorCode::timeout,
               fmt::format("MPI's {}{} did not complete in time: {}; the communicator cannot be used again",

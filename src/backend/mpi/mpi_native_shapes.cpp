@@ -262,11 +262,12 @@ bool DeferredNative::settled() {
 bool DeferredNative::test() { return settled() && posted_->test(); }
 
 void DeferredNative::wait_until(Clock::time_point deadline) {
+  const auto waiting = deadline - Clock::now();
   if (!poll_until([this] { return settled(); }, deadline)) {
     auto context = where_;
     std::string where_the_others_are = "a rank has not made this call, or made another";
     if (const auto* reports = shapes_.reports()) {
-      where_the_others_are = reports->exchange(record_, kReportListen, context.peer);
+      where_the_others_are = reports->exchange(record_, report_listen_after(waiting), context.peer);
     }
     Error error(ErrorCode::timeout,
                 fmt::format("MPI's {} ({}) was never started: it waits for the ranks to agree on the first call of its "

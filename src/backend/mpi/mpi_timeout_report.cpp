@@ -1,5 +1,6 @@
 #include "mpi_timeout_report.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -9,6 +10,10 @@
 #include "work_state.hpp"
 
 namespace meshcomm::detail {
+
+std::chrono::milliseconds report_listen_after(Clock::duration waited) {
+  return std::clamp(std::chrono::ceil<std::chrono::milliseconds>(waited), kReportListenAtLeast, kReportListen);
+}
 
 std::string MpiTimeoutReports::exchange(const CallRecord& mine, std::chrono::milliseconds listen, int& peer) const {
   // Best effort throughout: this runs after a failure, and a dead peer must not make it fail.

@@ -6,11 +6,20 @@
 #include <string>
 
 #include "call_record.hpp"
+#include "work_state.hpp"
 
 namespace meshcomm::detail {
 
-/// How long a rank whose native collective timed out listens for the others' reports.
+/// The longest and shortest time a rank whose native collective timed out listens for the
+/// others' reports.
 inline constexpr std::chrono::milliseconds kReportListen{1000};
+inline constexpr std::chrono::milliseconds kReportListenAtLeast{100};
+
+/// How long a rank that timed out after waiting `waited` in a native collective listens for the
+/// others' reports: as long again, within [kReportListenAtLeast, kReportListen]. Ranks that
+/// entered the call up to that much later, with the same timeout, report within it; and a wait
+/// of 300 ms does not end in an error a second later.
+std::chrono::milliseconds report_listen_after(Clock::duration waited);
 
 /// What the ranks say to each other when a native collective times out, so that its error names
 /// who is where instead of "a rank has not joined": Open MPI's collectives cannot tell which
