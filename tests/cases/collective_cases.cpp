@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/expect_error.hpp"
+#include "harness/reused_bytes.hpp"
 #include "verifiable/device_staging.hpp"
 #include "verifiable/verifiable.hpp"
 #include "meshcomm/error.hpp"
@@ -37,12 +38,13 @@ bool reduces(CollectiveKind kind) {
 }
 
 /// A buffer of elements of one type, one byte longer than needed (so that count 0 has an
-/// address). Filled and checked on the host; on CUDA memory the call under test sees a device
-/// copy, staged there by `upload` and back by `download`.
+/// address), every byte `ReusedBytes::kUnwritten` until filled. Filled and checked on the host;
+/// on CUDA memory the call under test sees a device copy, staged there by `upload` and back by
+/// `download`.
 struct TypedBuffer {
   DataType type;
   MemoryKind memory;
-  std::vector<std::byte> bytes;
+  ReusedBytes bytes;
   std::shared_ptr<std::byte> device;
   TypedBuffer(DataType t, std::size_t count, MemoryKind m) : type(t), memory(m), bytes(count * size_of(t) + 1) {
     if (memory == MemoryKind::cuda) device = verifiable::device_bytes(bytes.size());
