@@ -126,12 +126,12 @@ std::shared_ptr<WorkState> start_pairwise(CommunicatorImpl& comm, const void* in
   return make_schedule(batches, std::move(start_batch));
 }
 
-/// In place: a neighbour-trade schedule (patterns/pairwise.hpp), as Open MPI's in-place
-/// all-to-all runs. One block of scratch, copied once a step, and every rank busy in every step,
-/// where a round-robin of swaps copied every block aside and, at odd sizes, left a rank idle in
-/// each round while the next swap waited for it: on two cores, 128 KiB-16 MiB in place,
-/// alternated launches, the trades took 0.81-1.02x the swaps' time at three ranks and 0.86-1.05x
-/// at four (identical at two).
+/// In place at two ranks and past kCopiedAsideUpTo: a neighbour-trade schedule
+/// (patterns/pairwise.hpp), as Open MPI's blocking in-place all-to-all runs. One block of
+/// scratch, copied once a step, and every rank busy in every step, where a round-robin of swaps
+/// copied every block aside and, at odd sizes, left a rank idle in each round while the next
+/// swap waited for it: on two cores, 128 KiB-16 MiB in place, alternated launches, the trades
+/// took 0.81-1.02x the swaps' time at three ranks and 0.86-1.05x at four (identical at two).
 std::shared_ptr<WorkState> start_neighbour_trades(CommunicatorImpl& comm, void* data, std::size_t block,
                                                   OperationLabel label, MemoryKind memory, int tag) {
   const int rank = comm.rank();
@@ -153,6 +153,39 @@ std::shared_ptr<WorkState> start_neighbour_trades(CommunicatorImpl& comm, void* 
   });
 }
 
+/// In place, up to this many bytes in all, from three ranks: every peer's block is copied aside
+/// at once and one pairwise round sends from the copy (start_exchange_from_copy).
+constexpr std::size_t kCopiedAsideUpTo = std::size_t{1} << 20;
+
+/// In place: every peer's block copied aside at once, then one pairwise round from the copy, as
+/// Open MPI's nonblocking in-place all-to-all runs: the peers' blocks move together where the
+/// neighbour trades move them two at a time, in size / 2 dependent steps, at the cost of a copy
+/// of the whole buffer where the trades copy one block a step. On the AMD EPYC VM on 2026-12-01
+/// (`alltoall_perf -b 256K -e 16M -f 2 --repeat 7`, this path beside the trades in each launch,
+/// in place, mpi_best / time, user buffers, two launches each at 3 and 4 ranks on its two cores)
+/// it ran 1.06-1.20x at 256 KiB-1 MiB at three ranks where the trades ran 0.88-0.99x, and
+/// 1.17-1.33x at four against 0.93-1.00x. Larger buffers stay with the trades: at 2-4 MiB four
+/// alternated launches (`--algo pairwise -b 1M -e 4M --repeat 9`, with and without this path)
+/// put it at 0.60-0.91x against the trades' 0.87-0.96x (0.92-1.10x against 0.92-0.95x at 1 MiB),
+/// though streaming the copy had run level or ahead in the launches above: with the ranks' cores
+/// busy, the whole buffer's copy (3 MiB at four ranks: some 0.2 ms at the 13-15 GB/s a core
+/// streams here, of a 1.03 ms call) costs what the blocks' moving together saves.
+std::shared_ptr<WorkState> start_exchange_from_copy(CommunicatorImpl& comm, void* data, std::size_t block,
+                                                    OperationLabel label, MemoryKind memory, int tag) {
+  const std::size_t total = block * static_cast<std::size_t>(comm.size());
+  const std::size_t own = static_cast<std::size_t>(comm.rank()) * block;
+  auto copy = comm.scratch().acquire(total, memory);
+  copy_bytes(copy.get(), data, own, memory, 2 * total);
+  copy_bytes(copy.get() + own + block, byte_offset(data, own + block), total - own - block, memory, 2 * total);
+  auto exchange = start_pairwise(comm, copy.get(), data, ExchangePlan::scattering(block), label, memory, tag);
+  // The schedule holds the copy until the round is over.
+  return make_schedule(1, [copy, exchange = std::move(exchange), timeout = comm.timeout()](int) {
+    WorkList works;
+    works.emplace_back(exchange, timeout);
+    return works;
+  });
+}
+
 class PairwiseAllToAll final : public OneTagAlgorithmOf<CollectiveKind::all_to_all> {
  public:
   PairwiseAllToAll() : OneTagAlgorithmOf("pairwise") {}
@@ -161,6 +194,9 @@ class PairwiseAllToAll final : public OneTagAlgorithmOf<CollectiveKind::all_to_a
     const int size = comm.size();
     const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size);
     const MemoryKind memory = args.output.memory;
+    if (args.in_place && size > 2 && args.output.bytes() <= kCopiedAsideUpTo) {
+      return start_exchange_from_copy(comm, args.output.data, block, args.label, memory, tag);
+    }
     if (args.in_place) return start_neighbour_trades(comm, args.output.data, block, args.label, memory, tag);
     return start_pairwise(comm, args.input.data, args.output.data, ExchangePlan::uniform(block), args.label, memory,
                           tag);
