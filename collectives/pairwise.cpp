@@ -159,17 +159,21 @@ constexpr std::size_t kCopiedAsideUpTo = std::size_t{1} << 20;
 
 /// In place: every peer's block copied aside at once, then one pairwise round from the copy, as
 /// Open MPI's nonblocking in-place all-to-all runs: the peers' blocks move together where the
-/// neighbour trades move them two at a time, in size / 2 dependent steps, at the cost of a copy
-/// of the whole buffer where the trades copy one block a step. On the AMD EPYC VM on 2026-12-01
-/// (`alltoall_perf -b 256K -e 16M -f 2 --repeat 7`, this path beside the trades in each launch,
-/// in place, mpi_best / time, user buffers, two launches each at 3 and 4 ranks on its two cores)
-/// it ran 1.06-1.20x at 256 KiB-1 MiB at three ranks where the trades ran 0.88-0.99x, and
-/// 1.17-1.33x at four against 0.93-1.00x. Larger buffers stay with the trades: at 2-4 MiB four
-/// alternated launches (`--algo pairwise -b 1M -e 4M --repeat 9`, with and without this path)
-/// put it at 0.60-0.91x against the trades' 0.87-0.96x (0.92-1.10x against 0.92-0.95x at 1 MiB),
-/// though streaming the copy had run level or ahead in the launches above: with the ranks' cores
-/// busy, the whole buffer's copy (3 MiB at four ranks: some 0.2 ms at the 13-15 GB/s a core
-/// streams here, of a 1.03 ms call) costs what the blocks' moving together saves.
+/// neighbour trades move them two at a time, in size / 2 dependent steps, at the cost of a copy of
+/// the whole buffer where the trades copy one block a step. On the AMD EPYC VM on 2026-12-01
+/// (`alltoall_perf -b 256K -e 16M -f 2 --repeat 7`, this path beside the trades in each launch, in
+/// place, mpi_best / time, user buffers, two launches each at 3 and 4 ranks on its two cores) it
+/// ran 1.06-1.20x at 256 KiB-1 MiB at three ranks where the trades ran 0.88-0.99x, and 1.17-1.33x
+/// at four against 0.93-1.00x; on ucx (two alternated launches each of `--backend ucx --algo
+/// pairwise -b 256K -e 1M -f 2`, with and without this path) 0.85-1.27x against 0.57-1.03x, ahead
+/// at 256 KiB and at four ranks, level at 512 KiB-1 MiB at three; on inproc's threads 64-181 us
+/// against 86-223 at three and four threads, but for 1 MiB at three (126-145 against 135-140).
+/// Larger buffers stay with the trades: at 2-4 MiB four alternated launches (`--algo pairwise -b 1M
+/// -e 4M --repeat 9`, with and without this path) put it at 0.60-0.91x against the trades'
+/// 0.87-0.96x (0.92-1.10x against 0.92-0.95x at 1 MiB), though streaming the copy had run level or
+/// ahead in the launches above: with the ranks' cores busy, the whole buffer's copy (3 MiB at four
+/// ranks: some 0.2 ms at the 13-15 GB/s a core streams here, of a 1.03 ms call) costs what the
+/// blocks' moving together saves.
 std::shared_ptr<WorkState> start_exchange_from_copy(CommunicatorImpl& comm, void* data, std::size_t block,
                                                     OperationLabel label, MemoryKind memory, int tag) {
   const std::size_t total = block * static_cast<std::size_t>(comm.size());
