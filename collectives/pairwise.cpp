@@ -179,6 +179,8 @@ std::shared_ptr<WorkState> start_exchange_from_copy(CommunicatorImpl& comm, void
   const std::size_t total = block * static_cast<std::size_t>(comm.size());
   const std::size_t own = static_cast<std::size_t>(comm.rank()) * block;
   auto copy = comm.scratch().acquire(total, memory);
+  // The copy streams where the buffer and the copy together are too large to stay cached: the
+  // peers read it next, from their own cores.
   copy_bytes(copy.get(), data, own, memory, 2 * total);
   copy_bytes(copy.get() + own + block, byte_offset(data, own + block), total - own - block, memory, 2 * total);
   auto exchange = start_pairwise(comm, copy.get(), data, ExchangePlan::scattering(block), label, memory, tag);
