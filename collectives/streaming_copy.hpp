@@ -41,7 +41,8 @@ bool streaming_stores_are_measured();
 
 /// The measured choice of stores for reductions too large for the cache (MeasuredChoice, way 0
 /// plain, way 1 streamed); null where MESHCOMM_STREAMING_STORES=always (they stream from the
-/// threshold, unmeasured). The variable is read once: "measure" (or unset) or "always"; any other
+/// threshold, unmeasured). A single piece counts as at most twice its way's figure, so that one
+/// call slowed by other work cannot turn the choice alone. The variable is read once: "measure" (or unset) or "always"; any other
 /// value throws Error(invalid_argument) naming it, at each call until it is fixed.
 MeasuredChoice* reduction_store_choice();
 

@@ -95,6 +95,30 @@ TEST(StreamingCopy, ReductionStoresFromTheThresholdAreMeasuredBothWays) {
   EXPECT_EQ(taken, "ppsss");
 }
 
+// One plain piece slowed by other work (a call after a cold start) counts as at most twice plain's
+// figure, so it does not turn the choice to streamed sums that measured slower.
+TEST(StreamingCopy, OneSlowReductionPieceDoesNotTurnTheStores) {
+  const std::size_t threshold = streaming_copy_threshold();
+  std::string taken;
+  auto run = [&](std::chrono::milliseconds plain_takes, std::chrono::milliseconds streamed_takes) {
+    with_faster_reduction_stores(
+        std::size_t{1} << 42, threshold,
+        [&] {
+          taken += 'p';
+          std::this_thread::sleep_for(plain_takes);
+        },
+        [&] {
+          taken += 's';
+          std::this_thread::sleep_for(streamed_takes);
+        });
+  };
+  using std::chrono::milliseconds;
+  for (int i = 0; i < 4; ++i) run(milliseconds(2), milliseconds(20));  // plain twice, then streamed twice
+  run(milliseconds(200), milliseconds(20));  // plain, a hundred times its usual time
+  run(milliseconds(2), milliseconds(20));
+  EXPECT_EQ(taken, "ppsspp");
+}
+
 // Copies into a peer's memory: below kMeasuredPeerWriteBytes plain; from it, each way does two
 // copies of a size class first, so that eight copies of a class take both ways; every byte lands,
 // for every kind of copy (each with a choice of its own).
