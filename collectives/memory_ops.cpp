@@ -14,7 +14,7 @@ void copy_bytes(void* to, const void* from, std::size_t bytes, MemoryKind memory
   copy_host_bytes(to, from, bytes, std::max(bytes, written_in_operation));
 }
 
-// On the AMD EPYC VM of perftests/README.md, plain stores into the lines the peer had read from
+// On the AMD EPYC VM of perftests/HISTORY.md, plain stores into the lines the peer had read from
 // the call before made the two-rank all-to-all in place at 2 and 4 MiB run 0.48-0.64x Open MPI's
 // best; the measured stores, 0.76-0.94x (alternated launches, 2026-11-30).
 void copy_aside_to_send(void* aside, const void* data, std::size_t bytes, MemoryKind memory) {

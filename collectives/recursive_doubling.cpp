@@ -52,7 +52,7 @@ class RecursiveDoublingAllReduce final : public OneTagAlgorithmOf<CollectiveKind
     context->incoming = comm.scratch().acquire(bytes, memory);
     // In place, the peer of the first exchange would read the lines this rank's reduction then
     // writes, which the call before wrote too; it reads a copy instead. On the AMD EPYC VM of
-    // perftests/README.md (2026-11-30, sixteen alternated launches of `all_reduce_perf --algo
+    // perftests/HISTORY.md (2026-11-30, sixteen alternated launches of `all_reduce_perf --algo
     // ring,recursive_doubling -b 16K -e 2M -f 4` at two ranks, in place, time over the ring's in
     // the same launch): at 16-64 KiB 0.57-0.83x with the copy, 0.62-1.07x without; from 256 KiB
     // 0.68-1.11x against 1.15-1.27x where the two cores are far apart, but 1.12-1.64x against

@@ -20,8 +20,8 @@ constexpr std::size_t kPastOneSlot = 64 * KiB + 1;
 
 SelectionTable SelectionTable::measured_defaults() {
   SelectionTable table;
-  // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/README.md.
-  // Measured at -np 2 on the 2-core development machine (perftests/README.md):
+  // Rows are tried in order; the list order breaks ties. Figures behind them: perftests/HISTORY.md.
+  // Measured at -np 2 on the 2-core development machine (perftests/HISTORY.md):
   // - small calls (each rank publishing at most 64 KiB) of ranks on one host: `eager`, through
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
   //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B: 1.09x in a
@@ -249,7 +249,7 @@ SelectionTable SelectionTable::measured_defaults() {
   //   storing one into its slot while the readers copy the one before (eager_mailbox.hpp), and
   //   nothing of a payload its slot already holds: data at rest ran 1.51-3.51x mpi_best in place
   //   at 16-256 KiB at two ranks on the Intel VM on 2026-11-30, where the stores had run
-  //   0.61-0.96x (perftests/README.md, "Broadcasts of data at rest"). On
+  //   0.61-0.96x (perftests/HISTORY.md, "Broadcasts of data at rest"). On
   //   2026-11-29 (`broadcast_perf --algo eager,binomial,native -b 128K -e 512K -f 2`, mpi_best /
   //   time, out / in place; out of place the root copies its input into the buffer first, so the
   //   readers of a single copy read lines the root has just written, and the root then writes

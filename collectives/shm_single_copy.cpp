@@ -401,7 +401,7 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
     // at 0.97-1.01x, and 2.55-2.58x against 2.71-2.81x at 64 MiB. The blocks written into this
     // rank's buffer replace lines its peers have just read, and which stores do that faster
     // depends on the machine's state: they are measured (copy_into_peer_memory). On the AMD EPYC
-    // VM of perftests/README.md plain ones ran two ranks' calls at 2-16 MiB at 0.52-0.63x
+    // VM of perftests/HISTORY.md plain ones ran two ranks' calls at 2-16 MiB at 0.52-0.63x
     // mpi_best, the measured ones at 1.04-1.87x (two alternated launches each, 2026-11-30).
     auto staged = std::make_shared<std::shared_ptr<std::byte[]>>();
     const auto rank = static_cast<std::size_t>(comm.rank());

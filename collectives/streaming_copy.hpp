@@ -42,14 +42,15 @@ bool streaming_stores_are_measured();
 /// The measured choice of stores for reductions too large for the cache (MeasuredChoice, way 0
 /// plain, way 1 streamed); null where MESHCOMM_STREAMING_STORES=always (they stream from the
 /// threshold, unmeasured). A single piece counts as at most twice its way's figure, so that one
-/// call slowed by other work cannot turn the choice alone. The variable is read once: "measure" (or unset) or "always"; any other
-/// value throws Error(invalid_argument) naming it, at each call until it is fixed.
+/// call slowed by other work cannot turn the choice alone. The variable is read once: "measure"
+/// (or unset) or "always"; any other value throws Error(invalid_argument) naming it, at each call
+/// until it is fixed.
 MeasuredChoice* reduction_store_choice();
 
 /// The measured choice of stores for results that peers read straight after (the shm
 /// all-reduce's shares: each rank sums its share, then copies the others' from their owners).
 /// Way 0 plain, way 1 streamed, timed over the writing and the reading both, on the rank that
-/// chooses for all. The reading is what differs: on the 2-core VM of perftests/README.md a core
+/// chooses for all. The reading is what differs: on the 2-core VM of perftests/HISTORY.md a core
 /// read lines the other had just written at cache speed in some periods and at about 1.7 GB/s in
 /// others, when it read them from memory 3x faster, so at 1-4 MiB plain stores ran the all-reduce
 /// 2x faster in the first kind of period and streaming stores 3x faster in the second. Calls in
@@ -73,7 +74,7 @@ inline constexpr std::size_t kPeerReadCopyKinds = 3;
 /// kMeasuredPeerWriteBytes with the stores that copied that size class faster, each copy timed for
 /// the choice (MeasuredChoice, way 0 plain, way 1 streamed; a trial of the other stores copies an
 /// eighth of the bytes that way and the rest the usual way); plain below it. The copy's own time
-/// tells the ways apart: on the 2-core VM of perftests/README.md a 2 MiB halo put took 60-120 us
+/// tells the ways apart: on the 2-core VM of perftests/HISTORY.md a 2 MiB halo put took 60-120 us
 /// with plain stores and 150-200 streamed in some launches, while in others (a core's stores to
 /// lines the other core read a few calls before slow down many times) plain ones made the exchange
 /// 3-5x slower than streamed ones. copy_host_bytes()'s rule where MESHCOMM_STREAMING_STORES=always.
@@ -87,7 +88,7 @@ inline constexpr std::size_t kMeasuredPeerWriteBytes = std::size_t{64} << 10;
 /// cached chunk at a time): plain below streaming_copy_threshold(), where the output may stay in
 /// the cache for its reader; from it, whichever measured faster for pieces of that size class.
 /// Which is faster there changes with the machine's state: on the 2-core VM of
-/// perftests/README.md the shm reduce-scatter at 64 MiB ran 0.97x the memory floor streamed in
+/// perftests/HISTORY.md the shm reduce-scatter at 64 MiB ran 0.97x the memory floor streamed in
 /// one launch and 0.72x in the next two, where plain stores had become 1.5x faster. Copies
 /// (copy_host_bytes) stream from the threshold unmeasured: there streaming stores were the faster
 /// on every day measured, and a copy's plain stores leave dirty lines whose write-back a later

@@ -22,7 +22,7 @@
 //   source per rank (the node's inputs are that big), and, where the ranks share one node, from
 //   every rank's block in memory they all map, where an all-gather of shared buffers reads it:
 //   each block is then read by every rank, and its ranks' reads can share the cache they share
-//   (out of place at two ranks on the Intel VM of perftests/README.md 1.3-1.4x faster at 8-32 MiB
+//   (out of place at two ranks on the Intel VM of perftests/HISTORY.md 1.3-1.4x faster at 8-32 MiB
 //   than each rank reading its own block `size` times). A
 //   reduce-scatter: every rank reads an input's worth of blocks and writes their sum, its output,
 //   by the faster of two kernels (sums in a cached chunk streamed out, or plain stores straight

@@ -133,7 +133,7 @@ Work Communicator::ibarrier() {
       impl.record({.operation = "barrier", .sequence = label.sequence, .collective = static_cast<std::int64_t>(call)});
   if (impl.eager_mailbox()) {
     // Ranks that share eager slots meet there, without messages: 0.14-0.16 us at two ranks on mpi
-    // against 0.28-0.32 for the dissemination barrier (perftests/README.md, "Per-call overhead").
+    // against 0.28-0.32 for the dissemination barrier (perftests/HISTORY.md, "Per-call overhead").
     auto state = detail::start_eager_barrier(impl, label, call);
     if (state == nullptr) impl.record_completed(recorded);  // every peer had arrived
     return impl.make_work(std::move(state), recorded);

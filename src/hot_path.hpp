@@ -6,7 +6,7 @@
 // per-call path spans a few pages of code instead of being scattered over the library. That
 // matters beside an NCCL call: its microseconds in NCCL and the CUDA driver push the caller's
 // code out of the instruction caches and branch predictors, and the path's code is what then
-// costs (perftests/README.md, "meshcomm's NCCL all-gather against the raw call").
+// costs (perftests/HISTORY.md, "meshcomm's NCCL all-gather against the raw call").
 
 #if defined(__GNUC__)
 #define MESHCOMM_HOT [[gnu::hot]]

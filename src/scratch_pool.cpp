@@ -13,7 +13,7 @@ constexpr std::size_t kKeptBlocks = 8;
 /// Host scratch starts half a page into its first page. Collectives copy between scratch and the
 /// caller's buffers, and peers' single-copy reads (Open MPI's CMA, UCX's) copy between a scratch
 /// block on one side and a caller's buffer on the other. On the 2-core AMD VM of
-/// perftests/README.md ("Where scratch starts within a page"), a two-rank exchange from a copy
+/// perftests/HISTORY.md ("Where scratch starts within a page"), a two-rank exchange from a copy
 /// ran 10-17% slower when the copy started at the same offset within a page as the caller's
 /// buffer, or up to 128 bytes from it, than 256 bytes or more from it; a caller's buffer is
 /// usually page-aligned or just past a malloc header.

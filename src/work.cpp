@@ -124,7 +124,7 @@ std::atomic<unsigned> polls_before_yield{kSpinPolls};
 /// comes late finds its peer's message announced and Open MPI copies it (one kernel copy, 16-20
 /// ms) inside that rank's MPI_Irecv, before its MPI_Isend announces its own message, so the two
 /// copies ran one after the other: 0.63-0.83x `mpi_best` at 32-64 MiB with naps after 4096 polls
-/// (1-2 ms of polling), 0.92-1.02x without (sendrecv_perf, perftests/README.md). Where ranks
+/// (1-2 ms of polling), 0.92-1.02x without (sendrecv_perf, perftests/HISTORY.md). Where ranks
 /// outnumber cores (nap_when_idle), the waiter's core is a peer's too, and naps start after 4096
 /// polls.
 constexpr unsigned kPollsBeforeNap = 1U << 20;

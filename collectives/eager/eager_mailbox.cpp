@@ -57,7 +57,7 @@ static_assert(kWriterBufferAt + sizeof(std::uint64_t) <= kCacheLine);
 // segment's reference then ends the slot, whose payload bytes such a payload does not use but for
 // an all_to_allv's table at their start. The readers copy it through their own mapping of the
 // segment, with loads, as the shm path reads: a kernel copy of shared memory ran slower than of
-// plain memory on the 2-core VM (perftests/README.md).
+// plain memory on the 2-core VM (perftests/HISTORY.md).
 constexpr std::uint64_t kInSharedSegment = 1;
 constexpr std::size_t kSegmentReferenceAt = kSlotStride - sizeof(SegmentReference);
 static_assert(kSegmentReferenceAt % alignof(SegmentReference) == 0);
@@ -72,7 +72,7 @@ constexpr std::size_t kComparedBlock = 4096;
 /// repeats) then stores nothing, and its readers copy lines their own caches kept from that call,
 /// where the root's stores would have taken those lines from them first. New data starts unlike
 /// `start` and goes in one store without a load of the slot: on the 2-core Intel VM of
-/// perftests/README.md a first compared block cost a 4 KiB broadcast of new data 0.16 us, the
+/// perftests/HISTORY.md a first compared block cost a 4 KiB broadcast of new data 0.16 us, the
 /// slot's first line coming from its reader's core, and stores of 4 KiB each ran one of 256 KiB
 /// 1.45x slower than one store.
 template <class Store>
@@ -490,7 +490,7 @@ void EagerMailbox::finish(const Operation& operation) {
   std::int64_t read_through = operation.op;  // the last operation this finish() reads
   // Out of place, the all-gather's and the all-to-all's own block streams where the block itself
   // reaches the threshold, not the whole output, whose other blocks the reads store plainly: on
-  // the AMD EPYC VM of perftests/README.md (2026-11-30, three alternated launches each at two
+  // the AMD EPYC VM of perftests/HISTORY.md (2026-11-30, three alternated launches each at two
   // ranks, `all_gather_perf` / `alltoall_perf -b 2M -e 64M -f 2`) the all-gather at 4 MiB ran
   // 0.96-1.06x mpi_best where the streamed block gave 0.76-0.96x, the all-to-all 0.94-1.13x
   // against 0.89-1.06x, both level from 8 MiB.
@@ -499,7 +499,7 @@ void EagerMailbox::finish(const Operation& operation) {
       // In rank order, its own block at its turn, as the shm all-gather does: every rank then
       // reads the same writer's block at about the same time. Peers first and its own block last,
       // the out-of-place call on allocate_shared buffers at two ranks took 1.27-1.47x as long at
-      // 16-64 MiB on the Intel VM of perftests/README.md (four alternated launches).
+      // 16-64 MiB on the Intel VM of perftests/HISTORY.md (four alternated launches).
       const std::size_t block = args.input.bytes();
       for (int rank = 0; rank < size_; ++rank) {
         if (rank != rank_) {

@@ -6,7 +6,7 @@
 // buffer (a kernel copy from another process, process_vm_readv, as Open MPI's single copy does),
 // one copy where the slots take two. A peer reads a payload straight after it is written, so the
 // faster stores are the ones whose lines the peer's core fetches faster; that depends on the
-// machine and on its state, not on the size alone. On the 2-core VM of perftests/README.md a
+// machine and on its state, not on the size alone. On the 2-core VM of perftests/HISTORY.md a
 // 64 KiB broadcast through the slots took 8-11 us with plain stores and 5-7 with streaming ones,
 // and 30-42 us against 7-8 in the VM's slow periods, in which lines passed between the two cores
 // move several times slower (timed step by step in an all-to-allv: the writer's plain stores into

@@ -4,7 +4,7 @@
 // (ucx_single_copy_protocol.hpp): by reading the sender's buffer in one kernel copy, or by asking
 // for the bytes, which UCX moves through its shared-memory queues in two copies on both cores.
 // Which is faster depends on the traffic, not on the size alone. On the 2-core VM of
-// perftests/README.md the two copies were up to 2.6x faster than the one copy in a ping-pong that
+// perftests/HISTORY.md the two copies were up to 2.6x faster than the one copy in a ping-pong that
 // sends the same cache-resident buffer again and again, and 2-6x slower in an in-place broadcast,
 // in phases that come and go. So the receiver measures both and takes the faster, per size class.
 

@@ -23,7 +23,7 @@ class UcxPeers;
 /// MESHCOMM_UCX_SINGLE_COPY_BYTES says otherwise; below it a one-way message goes eagerly (UCX's
 /// copies, start_tag_send), whose sender need not wait for an answer: at 92-128 KiB a two-rank
 /// broadcast, the root sending call after call, took 0.52-0.67x the mpi backend's time eager
-/// against 0.55-1.02x by descriptor (perftests/README.md). Exchanges' messages go by descriptor
+/// against 0.55-1.02x by descriptor (perftests/HISTORY.md). Exchanges' messages go by descriptor
 /// from a smaller size (below).
 inline constexpr std::size_t kSingleCopyBytes = std::size_t{128} << 10;
 
@@ -35,7 +35,7 @@ inline constexpr std::size_t kSingleCopyBytes = std::size_t{128} << 10;
 /// copy each beats UCX's two from about 32 KiB: in four alternated launches of two-rank
 /// exchanges, eager ones took 0.68-0.84x the mpi backend's time at 16 KiB, 0.96-1.16x at 32 KiB
 /// and 1.28-1.40x at 64 KiB; by descriptor 1.03-1.29x, 0.98-1.16x and 0.91-1.11x
-/// (perftests/README.md). Receives from the smaller of the two sizes take a descriptor or the
+/// (perftests/HISTORY.md). Receives from the smaller of the two sizes take a descriptor or the
 /// message itself, by one tag whose mask leaves out the bit that tells them apart, so the sender
 /// alone decides.
 inline constexpr std::size_t kExchangeSingleCopyBytes = std::size_t{32} << 10;

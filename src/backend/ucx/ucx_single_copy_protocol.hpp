@@ -12,7 +12,7 @@
 // - otherwise (a one-way transfer, a ping-pong, a tree's broadcast): the sender's core would only
 //   wait, so it may as well copy too: the receiver can ask for the bytes as a tagged message,
 //   which UCX moves through its shared-memory queues in two copies that run on both cores at once.
-//   Which of the two ways is faster depends on the traffic (perftests/README.md), so the receiver
+//   Which of the two ways is faster depends on the traffic (perftests/HISTORY.md), so the receiver
 //   takes the one that measured faster for that size (one_way_transfer_choice.hpp).
 // Its acknowledgement says which (kReadInOneCopy or kSendThePayload) or why it failed. A sender
 // matches the acknowledgements of one tag in the order they leave, so a receiver answers in the
