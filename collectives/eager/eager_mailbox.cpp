@@ -598,6 +598,14 @@ void EagerMailbox::finish(const Operation& operation) {
     stores_.record(args, published, operation.op, took);
   }
   mark_read(read_through);
+  prefetch_next_headers(args, read_through + 1);
+}
+
+inline void EagerMailbox::prefetch_next_headers(const CollectiveArgs& args, std::int64_t next) const noexcept {
+  for (int rank = 0; rank < size_; ++rank) {
+    const bool read = args.kind == CollectiveKind::broadcast ? rank == args.root : rank != rank_;
+    if (read && rank != rank_) __builtin_prefetch(slot(rank, next), /*rw=*/0, /*locality=*/3);
+  }
 }
 
 int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
