@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <cstddef>
 
 namespace meshcomm::detail {
 
@@ -11,6 +12,23 @@ namespace {
 
 constexpr std::uint64_t kProbeValue = 0x6d657368636f7079;  // "meshcopy"
 const volatile std::uint64_t probe_word = kProbeValue;
+
+/// Moves `bytes` between `local` here and `address` in process `pid`, in as many kernel copies
+/// as the kernel takes to move them all, with `move` (process_vm_readv or process_vm_writev); 0 or
+/// the errno.
+template <class Move>
+int move_with_process(std::int64_t pid, std::uint64_t address, std::byte* local, std::size_t bytes,
+                      Move move) noexcept {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec here{local + done, bytes - done};
+    iovec there{reinterpret_cast<void*>(address + done), bytes - done};
+    const auto moved = move(static_cast<pid_t>(pid), &here, 1, &there, 1, 0);
+    if (moved <= 0) return moved == 0 ? EFAULT : errno;
+    done += static_cast<std::size_t>(moved);
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -26,15 +44,12 @@ bool can_read_process(std::int64_t pid, std::uint64_t probe_address) noexcept {
 }
 
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) noexcept {
-  std::size_t done = 0;
-  while (done < bytes) {
-    iovec local{static_cast<std::byte*>(into) + done, bytes - done};
-    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
-    const auto moved = process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
-    if (moved <= 0) return moved == 0 ? EFAULT : errno;
-    done += static_cast<std::size_t>(moved);
-  }
-  return 0;
+  return move_with_process(pid, address, static_cast<std::byte*>(into), bytes, process_vm_readv);
+}
+
+int write_to_process(std::int64_t pid, std::uint64_t address, const void* from, std::size_t bytes) noexcept {
+  // process_vm_writev reads its local iovecs only; they are not const in its signature.
+  return move_with_process(pid, address, static_cast<std::byte*>(const_cast<void*>(from)), bytes, process_vm_writev);
 }
 
 }  // namespace meshcomm::detail

@@ -1,8 +1,9 @@
 #pragma once
 
-// Reading another process's memory in one kernel copy (cross-memory attach, process_vm_readv),
-// as Open MPI's shared-memory transport does: for the peers of one host that run as one user. A
-// rank first reads its peers' probe words to learn whether the kernel lets it.
+// Reading and writing another process's memory in one kernel copy (cross-memory attach,
+// process_vm_readv and process_vm_writev), as Open MPI's shared-memory transport reads: for the
+// peers of one host that run as one user. A rank first reads its peers' probe words to learn
+// whether the kernel lets it; the kernel lets a process write where it lets it read.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,5 +24,8 @@ void allow_peers_to_read_this_process() noexcept;
 
 /// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
 int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) noexcept;
+
+/// Writes `bytes` from `from` to `address` in process `pid`; 0 or the errno.
+int write_to_process(std::int64_t pid, std::uint64_t address, const void* from, std::size_t bytes) noexcept;
 
 }  // namespace meshcomm::detail
