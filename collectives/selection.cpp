@@ -51,10 +51,20 @@ SelectionTable SelectionTable::measured_defaults() {
   //   eager,ring,shm -b 2M -e 64M -f 2` on mpi, `-f 4` on ucx) ran it level with or ahead of shm
   //   on shared buffers at 2-64 MiB (1.33-2.51 / 1.26-1.96x against 1.27-2.40 / 1.22-1.87x on
   //   mpi), and ahead of the ring that shm hands plain buffers to at every size (0.96-1.19 /
-  //   0.98-1.09x against 0.90-1.14 / 0.91-0.99x on mpi). In place an all-to-all's payloads are never read
-  //   from their writers, so eager declines it there, as it does where ranks share cores (more
-  //   ranks than the VM's two cores were not measured on cores of their own, so these rows stop at
-  //   two). All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
+  //   0.98-1.09x against 0.90-1.14 / 0.91-0.99x on mpi). Eager declines these calls where ranks
+  //   share cores (more ranks than the VM's two cores were not measured on cores of their own, so
+  //   these rows stop at two). In place, past its slots, an all-to-all's two ranks of each pair
+  //   swap their blocks between their buffers (EagerMailbox::swap_half_with): one and a half
+  //   copies of each block where Open MPI's in-place call and pairwise make two. On the AMD EPYC
+  //   guest on 2026-12-01 (`alltoall_perf --backend mpi,ucx --algo auto,pairwise -b 128K -e 16M
+  //   -f 2`, two launches, in place, mpi_best / time) it ran 1.42-2.54x on both backends, where
+  //   pairwise ran 0.76-1.53x. On allocate_shared buffers the shm all-to-all was ahead of the
+  //   swaps at 11 of 12 points in three launches of four at 512 KiB-32 MiB (1.11-2.24x against
+  //   1.09-1.62x; in the fourth the swaps led, 1.33-2.05x against 1.22-1.69x), so from 512 KiB
+  //   the swaps come behind the shm row, which hands them plain buffers, reserved on the slots
+  //   behind its exchange of descriptors (`--buffers both --algo auto,shm,pairwise -b 512K -e 64M
+  //   -f 4`, two launches: 1.43-2.43x on plain buffers, pairwise 1.02-1.70x). All-to-allv's
+  //   counts differ by rank, so `eager` takes every call and hands it, alike on
   //   every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of blocks at two
   //   ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
@@ -328,9 +338,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::broadcast, .backend = ucx, .min_bytes = 512 * KiB, .min_ranks = 4, .max_ranks = 8,
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
-       .algorithm = "eager"},
+       .out_of_place = true, .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 8 * MiB, .max_ranks = 2,
-       .algorithm = "eager"},
+       .out_of_place = true, .algorithm = "eager"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .max_bytes = 4 * KiB, .max_ranks = 2, .algorithm = "native"},
       {.kind = CollectiveKind::all_gather, .max_bytes = 512 * KiB, .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_gather, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
@@ -380,6 +390,10 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
+      {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 2, .in_place = true,
+       .algorithm = "eager"},
+      {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2, .in_place = true,
+       .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},
       {.kind = CollectiveKind::broadcast, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
@@ -438,7 +452,7 @@ std::optional<std::string_view> SelectionTable::unconditional_first(CollectiveKi
     if (rule.kind != kind || (rule.backend != BackendKind::automatic && rule.backend != backend)) continue;
     const bool every_size = rule.min_bytes == 0 && rule.max_bytes == std::numeric_limits<std::size_t>::max();
     const bool every_count = rule.min_ranks <= 1 && rule.max_ranks == std::numeric_limits<int>::max();
-    if (every_size && every_count && !rule.one_host && !rule.out_of_place) return rule.algorithm;
+    if (every_size && every_count && !rule.one_host && !rule.out_of_place && !rule.in_place) return rule.algorithm;
     return std::nullopt;
   }
   return std::nullopt;

@@ -27,13 +27,15 @@ struct SelectionRule {
   /// The row holds only for calls out of place: an all-reduce's, whose ranks agree on it (it is
   /// part of the call's shape, CallRecord).
   bool out_of_place = false;
+  /// The row holds only for calls in place.
+  bool in_place = false;
   std::string_view algorithm;
 
   /// Whether the row holds for a call of `bytes` (CollectiveArgs::bytes) on `ranks` ranks, which
   /// share one host or not, in place or not.
-  [[nodiscard]] bool holds(std::size_t bytes, int ranks, bool on_one_host, bool in_place) const noexcept {
+  [[nodiscard]] bool holds(std::size_t bytes, int ranks, bool on_one_host, bool call_in_place) const noexcept {
     return bytes >= min_bytes && bytes < max_bytes && ranks >= min_ranks && ranks <= max_ranks &&
-           (on_one_host || !one_host) && !(in_place && out_of_place);
+           (on_one_host || !one_host) && !(call_in_place && out_of_place) && (call_in_place || !in_place);
   }
 };
 

@@ -14,8 +14,9 @@
 // never `native`, whose MPI collective, started from this operation's progress, could be ordered
 // differently on different ranks against later ones); they all see the same descriptors, so they
 // all decide alike, and a rank whose own buffers are not shared starts the takeover without
-// waiting for the others' descriptors. Where the table names the eager all-reduce, in pieces
-// through the slots, the takeover is reserved on the slots behind the exchange as the call starts
+// waiting for the others' descriptors. Where the table names the eager path (the all-reduce, in
+// pieces through the slots; the all-to-all in place, whose pairs of ranks swap their blocks), the
+// takeover is reserved on the slots behind the exchange as the call starts
 // (eager operations are numbered in call order, as tags are) and decided by the eager path
 // itself from the same descriptors once the exchange has finished: it runs, or its operations
 // are skipped on every rank (EagerMailbox::start_if).
@@ -159,7 +160,7 @@ class SingleCopySchedule {
     const int tag = exchange_eagerly ? 0 : comm.reserve_internal_tags(1);
     const int first_barrier_tag = comm.reserve_internal_tags(kPhases);
     const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
-    // A takeover on the eager slots (the eager all-reduce) is reserved behind the exchange, which
+    // A takeover on the eager slots (the eager all-reduce or all-to-all) is reserved behind the exchange, which
     // decides on every rank alike whether it runs; one on tags reserves its tags.
     std::shared_ptr<WorkState> takeover_in_slots;
     int takeover_tag = 0;

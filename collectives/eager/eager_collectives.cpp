@@ -112,9 +112,11 @@ class EagerCollective final : public AlgorithmOf<Kind> {
     return start_eager(comm, args, CallRecord::of(args), nullptr);
   }
 
-  /// The all-reduce takes over a call on plain buffers from the shm path, which has reserved it
-  /// as the call started (selection.cpp says where that pays).
-  bool takes_over_in_slots() const noexcept override { return Kind == CollectiveKind::all_reduce; }
+  /// The all-reduce, and the all-to-all in place, take over a call on plain buffers from the shm
+  /// path, which has reserved it as the call started (selection.cpp says where that pays).
+  bool takes_over_in_slots() const noexcept override {
+    return Kind == CollectiveKind::all_reduce || Kind == CollectiveKind::all_to_all;
+  }
 
   std::shared_ptr<WorkState> start_in_slots_if(CommunicatorImpl& comm, const CollectiveArgs& args,
                                                std::function<bool()> runs) const override {

@@ -513,7 +513,16 @@ void EagerMailbox::finish(const Operation& operation) {
     case CollectiveKind::all_to_all: {
       const std::size_t block = args.input.bytes() / static_cast<std::size_t>(size_);
       for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_) copy_from(rank, output + rank * block, rank_ * block, block);
+        if (rank == rank_) continue;
+        if (const std::uint64_t buffer = writer_buffer(rank); args.in_place && buffer != 0) {
+          if (const int error = swap_half_with(rank, output + rank * block, buffer + rank_ * block, block);
+              error != 0) {
+            unread_writer = rank;
+            unread_errno = error;
+          }
+        } else {
+          copy_from(rank, output + rank * block, rank_ * block, block);
+        }
       }
       if (!args.in_place) {
         copy_host_bytes(output + rank_ * block, static_cast<const std::byte*>(args.input.data) + rank_ * block, block,
@@ -608,6 +617,30 @@ inline void EagerMailbox::prefetch_next_headers(const CollectiveArgs& args, std:
   }
 }
 
+int EagerMailbox::swap_half_with(int peer, std::byte* mine, std::uint64_t theirs, std::size_t bytes) {
+  const std::size_t middle = bytes / 2 / kCacheLine * kCacheLine;
+  const std::size_t begin = rank_ < peer ? 0 : middle;
+  const std::size_t end = rank_ < peer ? middle : bytes;
+  const std::int64_t pid = processes_[peer].pid;
+  // A thread of this process: its buffer is addressed here. Another process's buffer is reached by
+  // kernel copies even where it lies in a shared segment, whose mappings here are read-only.
+  auto* direct = pid == processes_[rank_].pid ? reinterpret_cast<std::byte*>(theirs) : nullptr;
+  if (swap_bounce_.size() < kSwapChunk) swap_bounce_.resize(kSwapChunk);
+  std::byte* bounce = swap_bounce_.data();
+  for (std::size_t at = begin; at < end; at += kSwapChunk) {
+    const std::size_t chunk = std::min(kSwapChunk, end - at);
+    if (direct != nullptr) {
+      std::memcpy(bounce, direct + at, chunk);
+      std::memcpy(direct + at, mine + at, chunk);
+    } else {
+      if (const int error = read_from_process(pid, theirs + at, bounce, chunk); error != 0) return error;
+      if (const int error = write_to_process(pid, theirs + at, mine + at, chunk); error != 0) return error;
+    }
+    std::memcpy(mine + at, bounce, chunk);
+  }
+  return 0;
+}
+
 int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
                                      std::size_t bytes, std::size_t total_bytes) const noexcept {
   const std::int64_t pid = processes_[writer].pid;
@@ -695,10 +728,13 @@ Error EagerMailbox::unread_buffer_error(const CollectiveArgs& args, int writer, 
     return processes_.failure(std::array{writer}, std::move(context),
                               "its eager payload cannot be read; the communicator cannot be used again");
   }
+  const bool swapped = args.kind == CollectiveKind::all_to_all && args.in_place;
   return Error(ErrorCode::backend_failure,
-               fmt::format("could not read rank {}'s eager payload from its buffer (process_vm_readv: {}); "
-                           "MESHCOMM_EAGER_PEER_READS=never passes every payload through the shared slots",
-                           writer, std::strerror(failure)),
+               fmt::format("could not {} rank {}'s buffer ({}: {}); MESHCOMM_EAGER_PEER_READS=never passes every "
+                           "payload through the shared slots",
+                           swapped ? "swap blocks with" : "read the eager payload from", writer,
+                           swapped ? "process_vm_readv or process_vm_writev" : "process_vm_readv",
+                           std::strerror(failure)),
                std::move(context));
 }
 

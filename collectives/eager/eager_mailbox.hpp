@@ -37,7 +37,15 @@
 // A payload of an exchange may instead stay in its writer's buffer, its slot saying where, for
 // the readers to copy in one copy (PayloadWay::read_from_writer, eager_store_choice.hpp). Its
 // writer's operation then ends only once every peer has finished it, that is, read the buffer;
-// the peers read it from any wait of theirs (a progress hook), as MPI's progress rule asks.
+// the peers read it from any wait of theirs (a progress hook), as MPI's progress rule asks. An
+// all-to-all in place so lends its whole buffer, where a rank's block for a peer is also where
+// the peer's block for it lands: the two ranks of each pair swap those two blocks between their
+// buffers, the lower rank the first half of each, the higher one the rest, each with kernel
+// copies from the peer's buffer and into it through a bounce buffer (swap_half_with). No rank
+// touches a byte another one does, and none returns before its peers have swapped their halves
+// of its blocks. Open MPI's in-place call copies each block aside, then sends the copy: two
+// copies of every block, where the swaps make one and a half, half of it between the bounce
+// buffer and the caller's, in cache.
 
 #include <array>
 #include <cstddef>
@@ -82,6 +90,10 @@ class EagerMailbox {
   static constexpr std::size_t kPayloadBytes = 64 * 1024;
   /// Operations in flight before a rank waits for its peers to catch up.
   static constexpr int kSlots = 4;
+  /// The bytes an in-place all-to-all's swap moves through its bounce buffer at a time
+  /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, swaps of 256 KiB
+  /// to 1 MiB a time ran level, and of 64 KiB 1.5x as long.
+  static constexpr std::size_t kSwapChunk = 256 * 1024;
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
   static constexpr int kMaxRanks = 16;
   /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
@@ -235,6 +247,12 @@ class EagerMailbox {
   /// left the call out.
   [[gnu::always_inline]] inline void prefetch_next_headers(const CollectiveArgs& args,
                                                            std::int64_t next) const noexcept;
+  /// Swaps this rank's half of the two blocks that it and `peer` exchange in place: its block for
+  /// the peer, `bytes` at `mine`, and the peer's block for it, at `theirs` in the peer's buffer.
+  /// The lower rank of the pair swaps the first half, the higher one the rest, each through a
+  /// bounce buffer, kSwapChunk at a time: a kernel copy from the peer's buffer, one into it, and a
+  /// copy from the bounce buffer. 0, or the errno of the kernel copy that failed.
+  int swap_half_with(int peer, std::byte* mine, std::uint64_t theirs, std::size_t bytes);
   /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno. `in_segment`:
   /// where the buffer lies in a shared segment, its address mapped here, which is read instead,
   /// streamed where `total_bytes` (what the operation writes on this rank) reaches the threshold,
@@ -288,6 +306,7 @@ class EagerMailbox {
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
+  std::vector<std::byte> swap_bounce_;  ///< swap_half_with()'s bounce buffer, made at its first swap
   /// From what size a root lends a broadcast's buffer that lies in a shared segment
   /// (shared_broadcast_lending_threshold()).
   std::size_t lend_shared_broadcasts_from_;

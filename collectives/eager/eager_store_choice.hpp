@@ -16,11 +16,13 @@
 // (eager_store_choice.cpp says why the reductions are left out).
 //
 // The writer's buffer is read where each reader copies kReadFromWriterFrom or more of the
-// payload, and only in the exchanges: the all-gather, and the all-to-all and the all-to-allv out
-// of place, where every rank both writes and reads. A writer whose peers read its buffer cannot
+// payload, and only in the exchanges: the all-gather, the all-to-all and the all-to-allv out of
+// place, where every rank both writes and reads. A writer whose peers read its buffer cannot
 // finish before they have (EagerMailbox): that costs ranks that share cores each other's turns,
-// but costs an exchange of ranks on cores of their own nothing. In place, an all-to-all's rank
-// overwrites the blocks its peers read. Such payloads are neither stored nor timed.
+// but costs an exchange of ranks on cores of their own nothing. In place, where a rank's block
+// for a peer is also where that peer's block for it lands, the all-to-all's two ranks of each
+// pair swap their two blocks between their buffers, each one half (EagerMailbox). Such payloads
+// are neither stored nor timed.
 //
 // A broadcast's root never lends a plain buffer, at any size (larger ones pass in pieces:
 // EagerMailbox::start_in_pieces). It would lose its early return, and its readers' copies leave

@@ -414,6 +414,47 @@ void check_eager_copies_store_both_ways(Communicator& world) {
   }
 }
 
+void check_eager_all_to_alls_in_place(Communicator& world) {
+  if (world.size() < 2) return;
+  const int size = world.size();
+  const int rank = world.rank();
+  const auto ranks = static_cast<std::size_t>(size);
+  constexpr std::size_t kBounceFloats = 256 * 1024 / sizeof(float);  // EagerMailbox::kSwapChunk
+  for (std::size_t block : {std::size_t{1}, std::size_t{1001}, std::size_t{8192}, 2 * kBounceFloats + 1}) {
+    std::vector<float> data(block * ranks);
+    // False where the path declines the call (alike on every rank): its payloads neither fit the
+    // slots nor are read from their writers' buffers here.
+    auto exchange = [&] {
+      try {
+        world.all_to_all(std::span<const float>(data), std::span<float>(data), {.algorithm = "eager"})
+            .wait(std::chrono::seconds(20));
+      } catch (const Error& error) {
+        if (error.code() != ErrorCode::unsupported) throw;
+        return false;
+      }
+      return true;
+    };
+    // Element i of the block rank `from` sends rank `to` in call `call`.
+    auto value = [&](int call, int from, int to, std::size_t i) {
+      return verifiable::payload(from, call * size + to, i);
+    };
+    for (int call = 0; call < 3; ++call) {
+      verifiable::fill(data.data(), 0, data.size(), DataType::f32,
+                       [&](std::size_t i) { return value(call, rank, static_cast<int>(i / block), i % block); });
+      if (!exchange()) break;
+      auto expected = [&](std::size_t i) { return value(call, static_cast<int>(i / block), rank, i % block); };
+      ASSERT_EQ(verifiable::count_wrong(data.data(), 0, data.size(), DataType::f32, expected), 0U)
+          << "all_to_all in place of " << block << " floats per block, call " << call << ", on rank " << rank;
+      if (call < 2) continue;
+      // Again on what this call left: block `from` of each rank goes back to rank `from`.
+      ASSERT_TRUE(exchange());
+      auto back = [&](std::size_t i) { return value(call, rank, static_cast<int>(i / block), i % block); };
+      ASSERT_EQ(verifiable::count_wrong(data.data(), 0, data.size(), DataType::f32, back), 0U)
+          << "all_to_all in place of " << block << " floats per block, sent back, on rank " << rank;
+    }
+  }
+}
+
 void check_eager_all_to_allv(Communicator& world) {
   if (world.size() < 2) return;
   const int size = world.size();

@@ -70,6 +70,16 @@ void check_eager_copies_store_both_ways(Communicator& world);
 /// completes.
 void check_eager_all_to_allv(Communicator& world);
 
+/// All-to-alls in place on the eager path where its payloads are read from the writers' buffers
+/// (MESHCOMM_EAGER_PEER_READS=always, or 32 KiB blocks and more on ranks with cores of their own):
+/// each pair of ranks swaps its two blocks between their buffers, each rank one half
+/// (EagerMailbox::swap_half_with). Blocks of one element, of an odd number of floats, of 32 KiB
+/// and of one more than a swap's bounce buffer holds (its last chunk a float), each size called
+/// three times with new data and once more with the result of the call before as its input:
+/// every result is exact. Sizes the path declines where peers do not read payloads (the ranks
+/// outnumber their cores) are left out, alike on every rank.
+void check_eager_all_to_alls_in_place(Communicator& world);
+
 /// Barriers on the eager slots: no rank leaves one before the last has entered it (each rank's
 /// entry and exit on the host's monotonic clock, compared after), with each rank late in turn; a
 /// barrier against a collective fails on both sides naming both calls; a barrier alone times

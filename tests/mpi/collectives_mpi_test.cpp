@@ -34,6 +34,7 @@ TEST(MpiCollectives, EagerBroadcastsOfDataAtRest) { check_eager_broadcasts_of_da
 TEST(MpiCollectives, EagerBroadcastsOfSharedBuffers) { check_eager_broadcasts_of_shared_buffers(mpi_world()); }
 TEST(MpiCollectives, EagerCopiesStoreBothWays) { check_eager_copies_store_both_ways(mpi_world()); }
 TEST(MpiCollectives, EagerAllToAllv) { check_eager_all_to_allv(mpi_world()); }
+TEST(MpiCollectives, EagerAllToAllsInPlace) { check_eager_all_to_alls_in_place(mpi_world()); }
 TEST(MpiCollectives, EagerBarrier) { check_eager_barrier(mpi_world()); }
 TEST(MpiCollectives, EagerTimeoutNamesAMissingRank) { check_eager_timeout_names_a_missing_rank(mpi_world()); }
 TEST(MpiCollectives, CountsThatWouldWrapAreRefused) { check_counts_that_would_wrap(mpi_world()); }
@@ -303,11 +304,12 @@ TEST(MpiCollectives, ShmAllReducesReserveTheirEagerTakeoverInCallOrder) {
   }
 }
 
-/// The all-gather, the all-to-all out of place and the all-to-allv at sizes whose eager payloads
-/// their readers copy from the writers' buffers (32 KiB a reader at two ranks; at every size under
-/// MESHCOMM_EAGER_PEER_READS=always), with every rank's buffers from allocate_shared, which the
-/// readers copy through their own mapping of the writer's segment, or only rank 0's (the others
-/// read by kernel copy), three floats into the segments. Every result exact.
+/// The all-gather, the all-to-all (in place too, its blocks swapped) and the all-to-allv at sizes
+/// whose eager payloads their readers copy from the writers' buffers (32 KiB a reader at two
+/// ranks; at every size under MESHCOMM_EAGER_PEER_READS=always), with every rank's buffers from
+/// allocate_shared, which the readers copy through their own mapping of the writer's segment, or
+/// only rank 0's (the others read by kernel copy), three floats into the segments. Every result
+/// exact.
 void check_eager_reads_of_shared_buffers(bool only_rank_zero_shared) {
   auto comm = mpi_world().split(0, mpi_world().rank());
   const int size = comm.size();
@@ -354,6 +356,11 @@ void check_eager_reads_of_shared_buffers(bool only_rank_zero_shared) {
   fill_blocks();
   comm.all_to_all(std::span<const float>(input), output).wait(std::chrono::seconds(20));
   expect_exchanged("all_to_all");
+  // In place each pair of ranks swaps its blocks between their buffers, by kernel copies into
+  // the segments too.
+  std::copy(input.begin(), input.end(), output.begin());
+  comm.all_to_all(std::span<const float>(output), output).wait(std::chrono::seconds(20));
+  expect_exchanged("all_to_all in place");
   std::vector<std::size_t> counts(ranks, kBlock), offsets(ranks);
   for (std::size_t peer = 0; peer < ranks; ++peer) offsets[peer] = peer * kBlock;
   std::fill(output.begin(), output.end(), -1.0F);

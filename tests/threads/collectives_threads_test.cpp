@@ -51,6 +51,12 @@ TEST(InprocCollectives, EagerAllToAllv) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_all_to_allv);
 }
 
+TEST(InprocCollectives, EagerAllToAllsInPlaceSwapBlocks) {
+  ::setenv("MESHCOMM_EAGER_PEER_READS", "always", 1);  // read as the communicators are created
+  for (int size : {2, 3, 4}) run_ranks(size, check_eager_all_to_alls_in_place);
+  ::unsetenv("MESHCOMM_EAGER_PEER_READS");
+}
+
 TEST(InprocCollectives, EagerBarrier) {
   for (int size : {2, 3, 4}) run_ranks(size, check_eager_barrier);
 }

@@ -238,8 +238,9 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
   EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer);
   EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom - kRanks, 0), PayloadWay::plain_stores);
   all_to_all.in_place = true;
-  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::plain_stores)
-      << "in place a rank overwrites the blocks its peers read";
+  static_assert(kRanks * kFrom > EagerStoreChoice::kMeasuredUpTo, "past the slot's payload");
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
+      << "in place each pair of ranks swaps its blocks between their buffers";
   // An all_to_allv's readers copy what the writer sends them, on average.
   EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 64).args, 2 * kFrom + 512, 0), PayloadWay::read_from_writer);
   EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 128).args, 2 * kFrom + 512, 0), PayloadWay::plain_stores);
@@ -253,6 +254,11 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
 
   Tables always(false, true, PeerReads::always);
   EXPECT_EQ(always.ranks[0]->way(all_gather_of(100), 100, 0), PayloadWay::read_from_writer) << "at any size";
+  auto small_in_place = all_gather_of(kRanks * 100);
+  small_in_place.kind = CollectiveKind::all_to_all;
+  small_in_place.in_place = true;
+  EXPECT_EQ(always.ranks[0]->way(small_in_place, kRanks * 100, 0), PayloadWay::read_from_writer)
+      << "an all-to-all in place too, its blocks swapped";
   EXPECT_TRUE(always.ranks[0]->chooses(8));
   EXPECT_EQ(always.ranks[0]->way(broadcast_of(64 * 1024, 0), 64 * 1024, 0), PayloadWay::plain_stores);
 

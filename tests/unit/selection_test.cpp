@@ -358,6 +358,29 @@ TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastI
   }
 }
 
+TEST(SelectionTable, EagerTakesOverAllToAllsInPlaceFromShmAtTwoRanks) {
+  // In place its two ranks swap their blocks (EagerMailbox::swap_half_with): from 512 KiB, behind
+  // the shm row, which runs where every buffer is shared and hands plain ones over to it (its rows
+  // before shm's hold out of place only).
+  const auto table = SelectionTable::measured_defaults();
+  auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool in_place, bool shm_runs = true) {
+    auto name = table.first_preferred(CollectiveKind::all_to_all, backend, bytes, ranks, true, in_place,
+                                      [&](std::string_view algorithm) { return shm_runs || algorithm != "shm"; });
+    return name ? std::string(*name) : std::string("(none)");
+  };
+  for (const auto backend : {BackendKind::mpi, BackendKind::ucx}) {
+    EXPECT_EQ(at(backend, 256 * KiB, 2, true), "eager") << to_string(backend);
+    for (std::size_t bytes : {512 * KiB, 8 * MiB, 64 * MiB, std::size_t{1} << 40}) {
+      EXPECT_EQ(at(backend, bytes, 2, true), "shm") << to_string(backend) << " " << bytes;
+      EXPECT_EQ(at(backend, bytes, 2, true, false), "eager") << to_string(backend) << " " << bytes << " taken over";
+      EXPECT_EQ(at(backend, bytes, 3, true, false), "pairwise") << to_string(backend) << " " << bytes << " at three";
+    }
+    EXPECT_EQ(at(backend, 512 * KiB, 2, false), "eager") << to_string(backend) << " out of place";
+    EXPECT_EQ(at(backend, 8 * MiB, 2, false, false), "pairwise") << to_string(backend) << " out of place";
+  }
+  EXPECT_EQ(at(BackendKind::inproc, 8 * MiB, 2, true), "pairwise");
+}
+
 TEST(SelectionTable, EagerTakesBroadcastsBelow512KiBAndTwoOrFourToEightRanksPastIt) {
   // Below 512 KiB at any rank count; at two and at four to eight ranks on mpi and ucx at every
   // size, before the shm row, which takes three ranks and more than eight (and the calls eager
