@@ -24,8 +24,9 @@ SelectionTable SelectionTable::measured_defaults() {
   // Measured at -np 2 on the 2-core development machine (perftests/HISTORY.md):
   // - small calls (each rank publishing at most 64 KiB) of ranks on one host: `eager`, through
   //   shared slots, wherever it runs: 1.1-1.9x the faster of Open MPI's blocking and nonblocking
-  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B: 1.09x in a
-  //   fast phase of the VM, 0.48-0.53x in a slow one), 1.6-3.3x at -np 4, where every other path
+  //   call from 8 B to 4 KiB and 1.4-3.9x from 4 to 128 KiB at -np 2 (broadcast of 8 B: 1.58-1.64x
+  //   in a fast state of the AMD EPYC guest on 2026-12-01, 0.79-0.82x in a slow one, where Open
+  //   MPI's root runs far ahead of its reader), 1.6-3.3x at -np 4, where every other path
   //   was 0.4-1.2x. Where each reader copies 32 KiB or more of an all-gather's or an all-to-all's
   //   payload, and the ranks have cores of their own, the readers copy it from the writer's buffer
   //   in one copy (eager_store_choice.hpp): at two ranks on 2026-11-29 (`all_gather_perf --backend
@@ -57,8 +58,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   swap their blocks between their buffers (EagerMailbox::swap_half_with): one and a half
   //   copies of each block where Open MPI's in-place call and pairwise make two. On the AMD EPYC
   //   guest on 2026-12-01 (`alltoall_perf --backend mpi,ucx --algo auto,pairwise -b 128K -e 16M
-  //   -f 2`, two launches, in place, mpi_best / time) it ran 1.42-2.54x on both backends, where
-  //   pairwise ran 0.76-1.53x. On allocate_shared buffers the shm all-to-all was ahead of the
+  //   -f 2`, in place, mpi_best / time) it ran 1.42-2.54x on both backends in two launches in the
+  //   guest's slower state, where pairwise ran 0.76-1.53x, and 1.00-1.87x in three in its faster
+  //   one, where pairwise ran 0.68-1.19x (perftests/README.md). On allocate_shared buffers the shm all-to-all was ahead of the
   //   swaps at 11 of 12 points in three launches of four at 512 KiB-32 MiB (1.11-2.24x against
   //   1.09-1.62x; in the fourth the swaps led, 1.33-2.05x against 1.22-1.69x), so from 512 KiB
   //   the swaps come behind the shm row, which hands them plain buffers, reserved on the slots
