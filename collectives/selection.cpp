@@ -55,18 +55,21 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.98-1.09x against 0.90-1.14 / 0.91-0.99x on mpi). Eager declines these calls where ranks
   //   share cores (more ranks than the VM's two cores were not measured on cores of their own, so
   //   these rows stop at two). In place, past its slots, an all-to-all's two ranks of each pair
-  //   swap their blocks between their buffers (EagerMailbox::swap_half_with): one and a half
-  //   copies of each block where Open MPI's in-place call and pairwise make two. On the AMD EPYC
-  //   guest on 2026-12-01 (`alltoall_perf --backend mpi,ucx --algo auto,pairwise -b 128K -e 16M
-  //   -f 2`, in place, mpi_best / time) it ran 1.42-2.54x on both backends in two launches in the
-  //   guest's slower state, where pairwise ran 0.76-1.53x, and 1.00-1.87x in three in its faster
-  //   one, where pairwise ran 0.68-1.19x (perftests/README.md). On allocate_shared buffers the shm all-to-all was ahead of the
-  //   swaps at 11 of 12 points in three launches of four at 512 KiB-32 MiB (1.11-2.24x against
-  //   1.09-1.62x; in the fourth the swaps led, 1.33-2.05x against 1.22-1.69x), so from 512 KiB
-  //   the swaps come behind the shm row, which hands them plain buffers, reserved on the slots
-  //   behind its exchange of descriptors (`--buffers both --algo auto,shm,pairwise -b 512K -e 64M
-  //   -f 4`, two launches: 1.43-2.43x on plain buffers, pairwise 1.02-1.70x). All-to-allv's
-  //   counts differ by rank, so `eager` takes every call and hands it, alike on
+  //   swap their blocks between their buffers (EagerMailbox::swap_half_with): one and a half copies
+  //   of each block where Open MPI's in-place call and pairwise make two. On the AMD EPYC guest on
+  //   2026-12-01 (`alltoall_perf --backend mpi,ucx --algo auto,pairwise -b 128K -e 16M -f 2`, in
+  //   place, mpi_best / time) it ran 1.42-2.54x on both backends in two launches in the guest's
+  //   slower state, where pairwise ran 0.76-1.53x, and 1.00-1.87x in three in its faster one, where
+  //   pairwise ran 0.68-1.19x (perftests/README.md). On allocate_shared buffers the shm all-to-all
+  //   was ahead of the swaps at 11 of 12 points in three launches of four at 512 KiB-32 MiB
+  //   (1.11-2.24x against 1.09-1.62x; in the fourth the swaps led, 1.33-2.05x against 1.22-1.69x),
+  //   so from 512 KiB the swaps come behind the shm row, which hands them plain buffers, reserved
+  //   on the slots behind its exchange of descriptors (`--buffers both --algo auto,shm,pairwise -b
+  //   512K -e 64M -f 4`, two launches: 1.43-2.43x on plain buffers, pairwise 1.02-1.70x). At three
+  //   and four ranks on the guest's two cores the swaps run too (eager_store_choice.cpp), and these
+  //   rows reach four ranks: `--buffers both --algo auto,pairwise -b 96K -e 24M -f 4`, two launches
+  //   each, ran the calls on plain buffers at 1.25-1.89x from 384 KiB, pairwise 0.82-1.24x.
+  //   All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
   //   every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of blocks at two
   //   ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
@@ -392,9 +395,9 @@ SelectionTable SelectionTable::measured_defaults() {
       {.kind = CollectiveKind::all_reduce, .algorithm = "ring"},
       {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
-      {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 2, .in_place = true,
+      {.kind = CollectiveKind::all_to_all, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 4, .in_place = true,
        .algorithm = "eager"},
-      {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 2, .in_place = true,
+      {.kind = CollectiveKind::all_to_all, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 4, .in_place = true,
        .algorithm = "eager"},
       {.kind = CollectiveKind::all_to_all, .algorithm = "pairwise"},
       {.kind = CollectiveKind::all_to_allv, .algorithm = "pairwise"},

@@ -91,8 +91,8 @@ class EagerMailbox {
   /// Operations in flight before a rank waits for its peers to catch up.
   static constexpr int kSlots = 4;
   /// The bytes an in-place all-to-all's swap moves through its bounce buffer at a time
-  /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, swaps of 256 KiB
-  /// to 1 MiB a time ran level, and of 64 KiB 1.5x as long.
+  /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, a program of
+  /// the same swaps ran them level at 256 KiB to 1 MiB a time, and 1.5x as long at 64 KiB.
   static constexpr std::size_t kSwapChunk = 256 * 1024;
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
   static constexpr int kMaxRanks = 16;
@@ -241,10 +241,10 @@ class EagerMailbox {
   /// read (a broadcast's root, else every peer), which the next call likely reads. A peer that has
   /// published it already then costs the next call no wait for the line; one that has not holds
   /// the line as this rank last read it, which the prefetch leaves as it was. On the AMD EPYC
-  /// guest of perftests/README.md ("Small calls: the `eager` path at 8 B") back-to-back 8 B
-  /// broadcasts at two ranks took 0.33-0.35 us a call without it, 0.24-0.26 with it (Open MPI's
-  /// MPI_Bcast 0.19-0.21). Always inlined: as a call of its own, GCC found it free of effects and
-  /// left the call out.
+  /// guest of perftests/README.md ("Small calls: the `eager` path at 8 B"), in its slower state,
+  /// back-to-back 8 B broadcasts at two ranks took 0.33-0.35 us a call without it, 0.24-0.26 with
+  /// it (Open MPI's MPI_Bcast 0.19-0.21). Always inlined: as a call of its own, GCC found it free
+  /// of effects and left the call out.
   [[gnu::always_inline]] inline void prefetch_next_headers(const CollectiveArgs& args,
                                                            std::int64_t next) const noexcept;
   /// Swaps this rank's half of the two blocks that it and `peer` exchange in place: its block for

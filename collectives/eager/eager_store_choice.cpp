@@ -76,10 +76,10 @@ PeerReads peer_reads_from_environment() {
   throw Error(ErrorCode::invalid_argument,
               fmt::format("MESHCOMM_EAGER_PEER_READS = '{}' is not a choice; valid: auto (the default: the eager "
                           "all-gathers, all-to-alls and all-to-allvs out of place in which each reader copies 32 KiB "
-                          "or more of a payload read it from the writer's buffer, and the all-to-alls in place past "
-                          "the slots swap their blocks between the ranks' buffers, where the ranks have cores of "
-                          "their own), never or always (at every size beyond a slot's inline bytes, wherever the "
-                          "ranks run)",
+                          "or more of a payload read it from the writer's buffer where the ranks have cores of their "
+                          "own, and the all-to-alls in place past the slots swap their blocks between the ranks' "
+                          "buffers wherever they run), never or always (at every size beyond a slot's inline bytes, "
+                          "wherever the ranks run)",
                           *setting),
               {.operation = "create"});
 }
@@ -134,7 +134,14 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
     default: return false;
   }
   if (peer_reads_ == PeerReads::always) return true;
-  return !ranks_share_cores_ && each_reader_copies >= kReadFromWriterFrom;
+  // In place every rank of an all-to-all both lends its buffer and swaps with each peer's, so a
+  // rank that waits for its peers' turns on the cores waits no longer than pairwise's would:
+  // three and four ranks on the AMD EPYC guest's two cores (2026-12-01, `alltoall_perf --algo
+  // eager,pairwise -b 96K -e 24M -f 4` with MESHCOMM_EAGER_PEER_READS=always, one launch each,
+  // in place, mpi_best / time) ran the swaps at 1.40-1.65x and 1.30-1.80x, pairwise at
+  // 0.86-1.45x and 0.80-1.49x, level or behind only at 96 KiB.
+  const bool swaps = args.kind == CollectiveKind::all_to_all && args.in_place;
+  return (!ranks_share_cores_ || swaps) && each_reader_copies >= kReadFromWriterFrom;
 }
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {

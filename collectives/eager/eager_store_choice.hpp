@@ -21,8 +21,9 @@
 // finish before they have (EagerMailbox): that costs ranks that share cores each other's turns,
 // but costs an exchange of ranks on cores of their own nothing. In place, where a rank's block
 // for a peer is also where that peer's block for it lands, the all-to-all's two ranks of each
-// pair swap their two blocks between their buffers, each one half (EagerMailbox). Such payloads
-// are neither stored nor timed.
+// pair swap their two blocks between their buffers, each one half (EagerMailbox), past the slots
+// and wherever the ranks run: every rank both lends and swaps. Such payloads are neither stored
+// nor timed.
 //
 // A broadcast's root never lends a plain buffer, at any size (larger ones pass in pieces:
 // EagerMailbox::start_in_pieces). It would lose its early return, and its readers' copies leave
@@ -73,7 +74,8 @@ enum class PayloadWay : int {
 /// Whether readers copy payloads from their writers' buffers (MESHCOMM_EAGER_PEER_READS).
 enum class PeerReads {
   never,      ///< every payload goes through the slots
-  automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own (the default)
+  automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own (the default;
+              ///< an all-to-all in place past the slots, wherever they run)
   always,     ///< every exchange's payload, at every size and wherever the ranks run
 };
 

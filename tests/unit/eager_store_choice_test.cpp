@@ -251,6 +251,8 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
   Tables sharing_cores(true, true, PeerReads::automatic);
   EXPECT_EQ(sharing_cores.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores)
       << "a rank that shares its core would wait for its readers' turns";
+  EXPECT_EQ(sharing_cores.ranks[0]->way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
+      << "in place every rank lends and swaps alike, wherever the ranks run";
 
   Tables always(false, true, PeerReads::always);
   EXPECT_EQ(always.ranks[0]->way(all_gather_of(100), 100, 0), PayloadWay::read_from_writer) << "at any size";

@@ -358,10 +358,10 @@ TEST(SelectionTable, EagerTakesAllGathersAndAllToAllsBelow512KiBAndTwoRanksPastI
   }
 }
 
-TEST(SelectionTable, EagerTakesOverAllToAllsInPlaceFromShmAtTwoRanks) {
-  // In place its two ranks swap their blocks (EagerMailbox::swap_half_with): from 512 KiB, behind
-  // the shm row, which runs where every buffer is shared and hands plain ones over to it (its rows
-  // before shm's hold out of place only).
+TEST(SelectionTable, EagerTakesOverAllToAllsInPlaceFromShmAtTwoToFourRanks) {
+  // In place its pairs of ranks swap their blocks (EagerMailbox::swap_half_with): from 512 KiB,
+  // behind the shm row, which runs where every buffer is shared and hands plain ones over to it
+  // (its rows before shm's hold out of place only).
   const auto table = SelectionTable::measured_defaults();
   auto at = [&](BackendKind backend, std::size_t bytes, int ranks, bool in_place, bool shm_runs = true) {
     auto name = table.first_preferred(CollectiveKind::all_to_all, backend, bytes, ranks, true, in_place,
@@ -373,7 +373,8 @@ TEST(SelectionTable, EagerTakesOverAllToAllsInPlaceFromShmAtTwoRanks) {
     for (std::size_t bytes : {512 * KiB, 8 * MiB, 64 * MiB, std::size_t{1} << 40}) {
       EXPECT_EQ(at(backend, bytes, 2, true), "shm") << to_string(backend) << " " << bytes;
       EXPECT_EQ(at(backend, bytes, 2, true, false), "eager") << to_string(backend) << " " << bytes << " taken over";
-      EXPECT_EQ(at(backend, bytes, 3, true, false), "pairwise") << to_string(backend) << " " << bytes << " at three";
+      EXPECT_EQ(at(backend, bytes, 4, true, false), "eager") << to_string(backend) << " " << bytes << " at four";
+      EXPECT_EQ(at(backend, bytes, 5, true, false), "pairwise") << to_string(backend) << " " << bytes << " at five";
     }
     EXPECT_EQ(at(backend, 512 * KiB, 2, false), "eager") << to_string(backend) << " out of place";
     EXPECT_EQ(at(backend, 8 * MiB, 2, false, false), "pairwise") << to_string(backend) << " out of place";
