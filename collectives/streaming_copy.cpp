@@ -173,8 +173,9 @@ bool streaming_stores_are_measured() {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("MESHCOMM_STREAMING_STORES = '{}' is not a choice of stores; valid: measure (the default: "
                             "the shm reductions take the faster of plain and streaming stores, measured, from "
-                            "MESHCOMM_STREAMING_COPY_BYTES on, at any size for the all-reduce's shares, and for the "
-                            "payloads of 16-64 KiB of the eager broadcasts, all-gathers and all-to-alls) or always "
+                            "MESHCOMM_STREAMING_COPY_BYTES on, at any size for the all-reduce's shares, for the shm "
+                            "all-gathers', all-to-alls' and broadcasts' copies into outputs of 1 MiB up to it, and for "
+                            "the payloads of 16-64 KiB of the eager broadcasts, all-gathers and all-to-alls) or always "
                             "(streaming stores from there on, out of place; plain ones below)",
                             *setting),
                 {.operation = "create"});
@@ -205,21 +206,12 @@ MeasuredChoice* peer_read_store_choice(bool in_place) {
   return streaming_stores_are_measured() ? &choices[in_place ? 1 : 0] : nullptr;
 }
 
-void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind) {
-  if (bytes < kMeasuredPeerWriteBytes) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
-  if (!streaming_stores_are_measured()) {
-    copy_host_bytes(to, from, bytes, bytes);
-    return;
-  }
-  // A quarter per piece: one copy slowed by something else (a page fault, a context switch)
-  // moves the figure little, while the slow periods last seconds.
-  static std::array<MeasuredChoice, kPeerReadCopyKinds> choices{MeasuredChoice(0.25), MeasuredChoice(0.25),
-                                                                MeasuredChoice(0.25)};
-  static_assert(static_cast<std::size_t>(PeerReadCopy::in_place_result) + 1 == kPeerReadCopyKinds);
-  MeasuredChoice& choice = choices[static_cast<std::size_t>(kind)];
+namespace {
+
+/// Copies `bytes` with the stores `choice` finds faster for their size class, each copy timed
+/// for it; a trial of the other stores copies an eighth of the bytes that way and the rest the
+/// usual way.
+void copy_with_measured_stores(MeasuredChoice& choice, void* to, const void* from, std::size_t bytes) {
   const int way = choice.choose(bytes);
   const int usual = choice.usual_way(bytes);
   auto* target = static_cast<std::byte*>(to);
@@ -241,13 +233,44 @@ void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerRe
     record(way, copy(way, 0, bytes), bytes);
     return;
   }
-  // A trial of the other way copies an eighth of the bytes that way, and the rest the usual way,
-  // each timed and counted as if it had copied all: on the 2-core VM a trial of the whole copy
-  // cost 3x a copy in a fast period, and the halo exchange of 2 MiB ran 13% slower over the 60
-  // exchanges of a launch, where the two ways' speeds per byte do not depend on the part's size.
+  // A trial of the whole copy cost 3x a copy in a fast period on the 2-core VM, and the halo
+  // exchange of 2 MiB ran 13% slower over the 60 exchanges of a launch, where the two ways'
+  // speeds per byte do not depend on the part's size.
   const std::size_t part = std::min(bytes, std::max(kMeasuredPeerWriteBytes / 2, bytes / 8 / 64 * 64));
   record(way, copy(way, 0, part), part);
   if (part < bytes) record(usual, copy(usual, part, bytes - part), bytes - part);
+}
+
+}  // namespace
+
+void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind) {
+  if (bytes < kMeasuredPeerWriteBytes) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  if (!streaming_stores_are_measured()) {
+    copy_host_bytes(to, from, bytes, bytes);
+    return;
+  }
+  // A quarter per piece: one copy slowed by something else (a page fault, a context switch)
+  // moves the figure little, while the slow periods last seconds.
+  static std::array<MeasuredChoice, kPeerReadCopyKinds> choices{MeasuredChoice(0.25), MeasuredChoice(0.25),
+                                                                MeasuredChoice(0.25)};
+  static_assert(static_cast<std::size_t>(PeerReadCopy::in_place_result) + 1 == kPeerReadCopyKinds);
+  copy_with_measured_stores(choices[static_cast<std::size_t>(kind)], to, from, bytes);
+}
+
+void copy_into_own_result(void* to, const void* from, std::size_t bytes, const OwnResult& result) {
+  if (result.output_bytes >= streaming_copy_threshold()) {
+    streaming_copy(to, from, bytes);
+  } else if (result.output_bytes < kMeasuredResultBytes || bytes < kMeasuredPeerWriteBytes ||
+             !streaming_stores_are_measured()) {
+    std::memcpy(to, from, bytes);
+  } else {
+    // Weighed as the copies into peers' memory; in place and out of place apart.
+    static std::array<MeasuredChoice, 2> choices{MeasuredChoice(0.25), MeasuredChoice(0.25)};
+    copy_with_measured_stores(choices[result.in_place ? 1 : 0], to, from, bytes);
+  }
 }
 
 void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t total_bytes) {

@@ -83,6 +83,28 @@ void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerRe
 /// The smallest copy into a peer's memory whose stores are measured.
 inline constexpr std::size_t kMeasuredPeerWriteBytes = std::size_t{64} << 10;
 
+/// The smallest output whose copies into it copy_into_own_result() measures: below it plain
+/// stores, whose lines the reader then finds in the cache, ran the shm all-gather of shared
+/// buffers 1.3-1.9x faster than streaming ones on every machine measured (perftests/HISTORY.md).
+inline constexpr std::size_t kMeasuredResultBytes = std::size_t{1} << 20;
+
+/// The output a copy_into_own_result() copy writes into.
+struct OwnResult {
+  std::size_t output_bytes = 0;  ///< the whole output of the operation the copy is part of
+  bool in_place = false;         ///< whether the operation runs in place (its stores are measured apart)
+};
+
+/// Copies `bytes` of a result that this rank alone reads next (the shm all-gather's, broadcast's
+/// and all-to-all's copies from the peers' memory) into `result`'s output: streamed from
+/// streaming_copy_threshold() of the output on, plain below kMeasuredResultBytes (or below
+/// kMeasuredPeerWriteBytes a copy), and in between with the stores that copied that size class
+/// faster, measured as copy_into_peer_memory() measures its (a choice each for in place and out of
+/// place: in place a rank writes less of its output). The cache a VM lists says little about
+/// where streaming begins to pay: a 2-CPU Intel Xeon guest that lists 300 MiB of L3 (2 MiB of L2
+/// a core) put the threshold at 32 MiB, where its shm all-gather of shared buffers ran 1.1-1.4x
+/// faster streamed at 4-16 MiB. Where MESHCOMM_STREAMING_STORES=always, copy_host_bytes()'s rule.
+void copy_into_own_result(void* to, const void* from, std::size_t bytes, const OwnResult& result);
+
 /// Does a piece of a reduction that writes `bytes`, in an operation that writes `total_bytes` in
 /// all on this rank, with plain stores (`plain()`) or streaming ones (`streamed()`, summing a
 /// cached chunk at a time): plain below streaming_copy_threshold(), where the output may stay in

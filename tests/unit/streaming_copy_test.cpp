@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +120,24 @@ TEST(StreamingCopy, OneSlowReductionPieceDoesNotTurnTheStores) {
   EXPECT_EQ(taken, "ppsspp");
 }
 
+/// Copies `length` bytes eight times with `copy(to, from, length)`, from sources offset by 0-2
+/// bytes into a destination offset by 5, and checks that every byte lands and none around it.
+void expect_eight_exact_copies(std::size_t length, const std::string& what,
+                               const std::function<void(void*, const void*, std::size_t)>& copy) {
+  const auto source = numbered(length + 64);
+  for (int each = 0; each < 8; ++each) {
+    const std::size_t from = static_cast<std::size_t>(each) % 3;
+    std::vector<unsigned char> destination(length + 64, 0xEE);
+    copy(destination.data() + 5, source.data() + from, length);
+    const auto where = fmt::format("{}, length {}, copy {}", what, length, each);
+    EXPECT_EQ(destination[4], 0xEE) << where;
+    EXPECT_EQ(destination[5 + length], 0xEE) << where;
+    EXPECT_TRUE(std::equal(source.begin() + static_cast<std::ptrdiff_t>(from),
+                           source.begin() + static_cast<std::ptrdiff_t>(from + length), destination.begin() + 5))
+        << where;
+  }
+}
+
 // Copies into a peer's memory: below kMeasuredPeerWriteBytes plain; from it, each way does two
 // copies of a size class first, so that eight copies of a class take both ways; every byte lands,
 // for every kind of copy (each with a choice of its own).
@@ -126,17 +145,27 @@ TEST(StreamingCopy, CopiesIntoPeerMemoryExactlyEitherWay) {
   for (PeerReadCopy kind : {PeerReadCopy::put, PeerReadCopy::exchange_aside, PeerReadCopy::in_place_result}) {
     for (std::size_t length : {std::size_t{100}, kMeasuredPeerWriteBytes - 1, kMeasuredPeerWriteBytes + 13,
                                3 * kMeasuredPeerWriteBytes + 5}) {
-      const auto source = numbered(length + 64);
-      for (int copy = 0; copy < 8; ++copy) {
-        const std::size_t from = static_cast<std::size_t>(copy) % 3;
-        std::vector<unsigned char> destination(length + 64, 0xEE);
-        copy_into_peer_memory(destination.data() + 5, source.data() + from, length, kind);
-        const auto where = fmt::format("kind {}, length {}, copy {}", static_cast<int>(kind), length, copy);
-        EXPECT_EQ(destination[4], 0xEE) << where;
-        EXPECT_EQ(destination[5 + length], 0xEE) << where;
-        EXPECT_TRUE(std::equal(source.begin() + static_cast<std::ptrdiff_t>(from),
-                               source.begin() + static_cast<std::ptrdiff_t>(from + length), destination.begin() + 5))
-            << where;
+      expect_eight_exact_copies(length, fmt::format("kind {}", static_cast<int>(kind)),
+                                [kind](void* to, const void* from, std::size_t bytes) {
+                                  copy_into_peer_memory(to, from, bytes, kind);
+                                });
+    }
+  }
+}
+
+// Copies into this rank's own result: plain in outputs below kMeasuredResultBytes, measured from
+// it (eight copies of a class take both ways, in place and out of place each), streamed from
+// the threshold; every byte lands each way.
+TEST(StreamingCopy, CopiesIntoOwnResultExactlyEveryWay) {
+  const std::size_t threshold = streaming_copy_threshold();
+  for (bool in_place : {false, true}) {
+    for (std::size_t output_bytes : {kMeasuredResultBytes / 2, kMeasuredResultBytes, threshold}) {
+      for (std::size_t length : {std::size_t{100}, kMeasuredPeerWriteBytes + 13, 3 * kMeasuredPeerWriteBytes + 5}) {
+        const OwnResult result{.output_bytes = std::max(output_bytes, length), .in_place = in_place};
+        expect_eight_exact_copies(length, fmt::format("output {}, in place {}", result.output_bytes, in_place),
+                                  [&result](void* to, const void* from, std::size_t bytes) {
+                                    copy_into_own_result(to, from, bytes, result);
+                                  });
       }
     }
   }
