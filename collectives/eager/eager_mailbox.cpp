@@ -463,8 +463,9 @@ void EagerMailbox::finish(const Operation& operation) {
   std::uint64_t reading_took = 0;
   int unread_writer = -1;  // a writer whose buffer could not be read, and why
   int unread_errno = 0;
-  // What the call writes on this rank, by which a copy from a shared segment streams or not: a
-  // broadcast's piece counts its whole call, whose count every piece's record carries.
+  // What the call writes on this rank, by which a copy from a shared segment takes its stores
+  // (copy_into_own_result): a broadcast's piece counts its whole call, whose count every piece's
+  // record carries.
   const std::size_t call_writes = args.kind == CollectiveKind::broadcast
                                       ? static_cast<std::size_t>(operation.record.count) * size_of(args.output.type)
                                       : args.output.bytes();
@@ -477,7 +478,7 @@ void EagerMailbox::finish(const Operation& operation) {
     } else {
       const std::byte* in_segment = writer_segment(writer, operation.op);
       if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes,
-                                               call_writes);
+                                               {.output_bytes = call_writes, .in_place = args.in_place});
           error != 0) {
         unread_writer = writer;
         unread_errno = error;
@@ -642,14 +643,14 @@ int EagerMailbox::swap_half_with(int peer, std::byte* mine, std::uint64_t theirs
 }
 
 int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
-                                     std::size_t bytes, std::size_t total_bytes) const noexcept {
+                                     std::size_t bytes, const OwnResult& result) const noexcept {
   const std::int64_t pid = processes_[writer].pid;
   if (pid == processes_[rank_].pid) {
     std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
     return 0;
   }
   if (in_segment != nullptr) {
-    copy_host_bytes(to, in_segment, bytes, total_bytes);
+    copy_into_own_result(to, in_segment, bytes, result);
     return 0;
   }
   return read_from_process(pid, address, to, bytes);

@@ -74,6 +74,7 @@ namespace meshcomm::detail {
 class CommunicatorImpl;
 class SharedMemoryRegistry;
 class SharedSegment;
+struct OwnResult;
 
 /// How the payload a broadcast's root last stored into one of its slots starts, kept in the
 /// root's own memory: new data is told from data the slot already holds without loading the
@@ -255,10 +256,9 @@ class EagerMailbox {
   int swap_half_with(int peer, std::byte* mine, std::uint64_t theirs, std::size_t bytes);
   /// Copies `bytes` at `address` in `writer`'s buffer to `to`; 0 or the errno. `in_segment`:
   /// where the buffer lies in a shared segment, its address mapped here, which is read instead,
-  /// streamed where `total_bytes` (what the operation writes on this rank) reaches the threshold,
-  /// as copy_host_bytes() has it.
-  int read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to,
-                         std::size_t bytes, std::size_t total_bytes) const noexcept;
+  /// with the stores copy_into_own_result() takes for `result` (the output this copy is part of).
+  int read_writer_buffer(int writer, std::uint64_t address, const std::byte* in_segment, void* to, std::size_t bytes,
+                         const OwnResult& result) const noexcept;
   /// Where `writer`'s payload of operation `op`, left in its buffer, lies in a shared segment
   /// (Communicator::allocate_shared): the buffer's start, mapped here; null where it does not, or
   /// where the writer is a thread of this process, or where this process cannot map the segment.

@@ -1,5 +1,6 @@
 // The collective matrix over the mpi backend (native included), at the job's size.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -245,13 +246,14 @@ TEST(MpiCollectives, SharedMemoryAllReduceStoresBothWays) {
   }
 }
 
-/// The shm all-gather (both placements), all-to-all (out of place) and broadcast on shared
-/// buffers whose outputs hold 1 MiB and a few elements more, eight calls each, every result
-/// checked exactly. Where the streaming threshold lies above them (mpi_shm_result_copies_np*
-/// set it to 64 MiB), their copies take the measured stores (copy_into_own_result): plain, then
-/// streamed, then the faster, with trials of the other on an eighth of a copy; below it (the
-/// suite's 256 KiB) every copy streams.
-TEST(MpiCollectives, SharedMemoryResultCopiesStoreEveryWay) {
+/// The all-gather (both placements), all-to-all (out of place) and broadcast on shared buffers
+/// whose outputs hold 1 MiB and a few elements more, by the shm path and by the table's choice
+/// (at two ranks the eager path, which reads the peers' segments itself), eight calls each,
+/// every result checked exactly. Where the streaming threshold lies above them
+/// (mpi_shm_result_copies_np* set it to 64 MiB), their copies from the peers' memory take the
+/// measured stores (copy_into_own_result): plain, then streamed, then the faster, with trials of
+/// the other on an eighth of a copy; below it (the suite's 256 KiB) every such copy streams.
+TEST(MpiCollectives, SharedBufferResultCopiesStoreEveryWay) {
   auto& comm = mpi_world();
   const int size = comm.size();
   const int rank = comm.rank();
@@ -264,31 +266,34 @@ TEST(MpiCollectives, SharedMemoryResultCopiesStoreEveryWay) {
   auto payload_of = [](int from, int call) {
     return [from, call](std::size_t i) { return verifiable::payload(from, call, i); };
   };
-  for (int call = 0; call < 8; ++call) {
-    for (bool in_place : {false, true}) {
-      auto mine = in_place ? out.subspan(rank * count, count) : in.first(count);
-      verifiable::fill(mine.data(), 0, count, DataType::f32, payload_of(rank, call));
-      comm.all_gather(std::span<const float>(mine), out, {.algorithm = "shm"}).wait();
-      for (int from = 0; from < size; ++from) {
-        EXPECT_EQ(verifiable::count_wrong(out.data(), from * count, count, DataType::f32, payload_of(from, call)), 0U)
-            << "all_gather call " << call << " from " << from << " in_place " << in_place;
+  for (const char* algorithm : {"shm", ""}) {
+    for (int call = 0; call < 8; ++call) {
+      const auto where = fmt::format("call {} algorithm '{}'", call, algorithm);
+      for (bool in_place : {false, true}) {
+        auto mine = in_place ? out.subspan(rank * count, count) : in.first(count);
+        verifiable::fill(mine.data(), 0, count, DataType::f32, payload_of(rank, call));
+        comm.all_gather(std::span<const float>(mine), out, {.algorithm = algorithm}).wait();
+        for (int from = 0; from < size; ++from) {
+          EXPECT_EQ(verifiable::count_wrong(out.data(), from * count, count, DataType::f32, payload_of(from, call)), 0U)
+              << "all_gather " << where << " from " << from << " in_place " << in_place;
+        }
       }
+      for (int to = 0; to < size; ++to) {
+        verifiable::fill(in.data(), to * count, count, DataType::f32, payload_of(rank * size + to, call));
+      }
+      comm.all_to_all(std::span<const float>(in), out, {.algorithm = algorithm}).wait();
+      for (int from = 0; from < size; ++from) {
+        EXPECT_EQ(verifiable::count_wrong(out.data(), from * count, count, DataType::f32,
+                                          payload_of(from * size + rank, call)),
+                  0U)
+            << "all_to_all " << where << " from " << from;
+      }
+      const int root = call % size;
+      verifiable::fill(out.data(), 0, total, DataType::f32, payload_of(rank == root ? root : size + rank, call));
+      comm.broadcast(out, {.root = root, .algorithm = algorithm}).wait();
+      EXPECT_EQ(verifiable::count_wrong(out.data(), 0, total, DataType::f32, payload_of(root, call)), 0U)
+          << "broadcast " << where << " from " << root;
     }
-    for (int to = 0; to < size; ++to) {
-      verifiable::fill(in.data(), to * count, count, DataType::f32, payload_of(rank * size + to, call));
-    }
-    comm.all_to_all(std::span<const float>(in), out, {.algorithm = "shm"}).wait();
-    for (int from = 0; from < size; ++from) {
-      EXPECT_EQ(verifiable::count_wrong(out.data(), from * count, count, DataType::f32,
-                                        payload_of(from * size + rank, call)),
-                0U)
-          << "all_to_all call " << call << " from " << from;
-    }
-    const int root = call % size;
-    verifiable::fill(out.data(), 0, total, DataType::f32, payload_of(rank == root ? root : size + rank, call));
-    comm.broadcast(out, {.root = root, .algorithm = "shm"}).wait();
-    EXPECT_EQ(verifiable::count_wrong(out.data(), 0, total, DataType::f32, payload_of(root, call)), 0U)
-        << "broadcast call " << call << " from " << root;
   }
 }
 
