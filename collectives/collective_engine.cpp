@@ -152,6 +152,7 @@ MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs
       return work_failing_communicator(comm, std::move(state), args.record_index);
     }
   }
+  args.algorithm_named = !requested.empty() || table_.forced(args.kind).has_value();
   return start_chosen(comm, args, requested);
 }
 

@@ -61,6 +61,7 @@ struct RegionDescriptor {
   SegmentReference segment;         ///< the input's; empty: not in a shared segment
   SegmentReference output_segment;  ///< the output's, where peers read it; else empty
   Stores peer_read_stores = Stores::plain;  ///< rank 0's choice, where peers read outputs
+  bool hands_over = false;  ///< rank 0's measured choice: the takeover, though every buffer is shared
 
   /// Whether this rank's buffers let peers run the single copy.
   [[nodiscard]] bool shared(PeerOutputs outputs) const noexcept {
@@ -139,16 +140,23 @@ class SingleCopySchedule {
   /// the phases read the peers' outputs (then those must be shared too). `self`, the algorithm
   /// calling, is the one the call is handed over from: its successor is chosen, and its tags
   /// reserved, as the operation starts (tags must be reserved in issue order on every rank).
+  /// `takeover_choice`, where not null, is rank 0's measured choice, for every rank, between the
+  /// phases (way 0) and the takeover (way 1) where every rank's buffers are shared: each such
+  /// call's time on rank 0, from its start to its end, counts for its way.
   template <class... Phases>
   static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, const Algorithm& self,
-                                          PeerOutputs outputs, Phases... phases) {
+                                          PeerOutputs outputs, MeasuredChoice* takeover_choice, Phases... phases) {
     constexpr int kPhases = sizeof...(Phases);
     const int size = comm.size();
     const void* input = args.input.data;
     const void* output = args.output.data;
     const auto label = args.label;
+    const auto started = std::chrono::steady_clock::now();
     auto descriptors = make_recycled<Descriptors>(static_cast<std::size_t>(size));
-    (*descriptors)[comm.rank()] = describe(comm, args, outputs);
+    RegionDescriptor& own = (*descriptors)[comm.rank()];
+    own = describe(comm, args, outputs);
+    MeasuredChoice* timed_choice = comm.rank() == 0 && own.shared(outputs) ? takeover_choice : nullptr;
+    if (timed_choice != nullptr) own.hands_over = timed_choice->choose(args.output.bytes()) == 1;
     // The eager exchange starts now, as the call is made, like every eager operation; the ranks
     // compare this call's record in it, so ones that disagree about the call fail alike.
     std::shared_ptr<WorkState> eager_exchange;
@@ -166,7 +174,7 @@ class SingleCopySchedule {
     int takeover_tag = 0;
     if (takeover.takes_over_in_slots()) {
       takeover_in_slots = takeover.start_in_slots_if(comm, args, [descriptors, outputs, rank = comm.rank()] {
-        return !every_rank_shared(*descriptors, outputs, rank);
+        return !every_rank_shared(*descriptors, outputs, rank) || descriptors->front().hands_over;
       });
     } else {
       takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
@@ -187,12 +195,19 @@ class SingleCopySchedule {
       if (works.empty()) return nullptr;
       return make_recycled<GroupWorkState>(std::move(works));
     }
-    return make_schedule(1 + kPhases, [&comm, descriptors, input, output, outputs, label, tag, first_barrier_tag,
-                                       timeout, falls_back_anyway, eager_exchange = std::move(eager_exchange),
-                                       exchange_eagerly, phases = std::make_tuple(std::move(phases)...), hand_over,
-                                       memory = PeerMemory{}, runs = false](int step) mutable {
+    // Where rank 0 times the call for its choice, a last step without works marks its end.
+    const int steps = 1 + kPhases + (timed_choice != nullptr ? 1 : 0);
+    return make_schedule(steps, [&comm, descriptors, input, output, outputs, label, tag, first_barrier_tag,
+                                 timeout, falls_back_anyway, eager_exchange = std::move(eager_exchange),
+                                 exchange_eagerly, phases = std::make_tuple(std::move(phases)...), hand_over,
+                                 memory = PeerMemory{}, runs = false, timed_choice, started,
+                                 bytes = args.output.bytes(), measured_way = -1](int step) mutable {
       WorkList works;
       const int rank = comm.rank();
+      if (step > kPhases) {  // the end of a call rank 0 times
+        if (measured_way >= 0) timed_choice->record(bytes, measured_way, std::chrono::steady_clock::now() - started);
+        return works;
+      }
       if (step == 0) {
         works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a takeover
         if (exchange_eagerly) {
@@ -213,7 +228,9 @@ class SingleCopySchedule {
       }
       if (falls_back_anyway) return works;
       if (step == 1) {
-        if (!every_rank_shared(*descriptors, outputs, rank)) {
+        const bool shared_everywhere = every_rank_shared(*descriptors, outputs, rank);
+        if (timed_choice != nullptr && shared_everywhere) measured_way = descriptors->front().hands_over ? 1 : 0;
+        if (!shared_everywhere || descriptors->front().hands_over) {
           if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
           return works;
         }
@@ -260,7 +277,7 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
     const std::size_t block = args.input.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, [args, block, rank](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, nullptr, [args, block, rank](const PeerMemory& memory) {
           // The copies stream when the whole output outgrows the cache, in place too (at 16 MiB
           // in place, 8 MiB copied per rank, that ran 2.2-2.5x Open MPI against 1.7x plain), and
           // take the stores measured faster below that from 1 MiB (copy_into_own_result).
@@ -328,7 +345,7 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
     const std::size_t block = args.output.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, [args, block, rank](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, nullptr, [args, block, rank](const PeerMemory& memory) {
           reduce_blocks(args.output.data, blocks_at(memory, rank, rank * block), args.output.count, args,
                         args.in_place ? 0 : block);
         });
@@ -372,15 +389,30 @@ class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
                                 *spent + (std::chrono::steady_clock::now() - began));
       }
     };
-    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, reduce_own_share, copy_other_shares);
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, nullptr, reduce_own_share,
+                                     copy_other_shares);
   }
 };
+
+/// Rank 0's measured choice, for every rank, between the shm all-to-all's two phases in place
+/// (way 0) and the call's takeover (way 1; the eager path's swaps between the pairs of ranks at
+/// two to four ranks) where every rank's buffer is shared: which is faster is the machine's. On
+/// the AMD EPYC guest of perftests/HISTORY.md `shm` was ahead at 11 of 12 such points; on the
+/// Intel Xeon guest of perftests/README.md the swaps ran 1.35-2.34x mpi_best at 1-16 MiB at two
+/// and three ranks, `shm` 0.81-1.47x. Whole calls are timed, so one slowed by other work counts
+/// as at most twice its way's figure. Not taken where the call names its algorithm.
+MeasuredChoice& in_place_takeover_choice() {
+  static MeasuredChoice choice(MeasuredChoice::Settings{.latest_piece_weight = 0.25, .largest_piece_over_figure = 2.0});
+  return choice;
+}
 
 /// Out of place, every rank copies its block of each peer's input into the peer's place in its
 /// output: one phase. In place a rank's buffer holds blocks its peers have yet to read, so it
 /// takes two: every rank first copies its block of each peer's buffer into scratch; once all
 /// have, each copies the scratch into its own buffer. A copy more than out of place, but no
-/// messages and no rank waiting on its neighbours step by step as pairwise's in-place trades do.
+/// messages and no rank waiting on its neighbours step by step as pairwise's in-place trades do;
+/// where the swaps that take it over run faster, rank 0 hands the call to them for every rank
+/// (in_place_takeover_choice()).
 class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
@@ -390,7 +422,8 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
     const std::size_t output_bytes = args.output.bytes();
     if (!args.in_place) {
       return SingleCopySchedule::start(
-          comm, args, *this, PeerOutputs::unread, [output, block, from, output_bytes](const PeerMemory& memory) {
+          comm, args, *this, PeerOutputs::unread, nullptr,
+          [output, block, from, output_bytes](const PeerMemory& memory) {
             for (std::size_t peer = 0; peer < memory.inputs.size() && block > 0; ++peer) {
               copy_into_own_result(byte_offset(output, peer * block), memory.inputs[peer] + from, block,
                                    {.output_bytes = output_bytes});
@@ -430,7 +463,8 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
       }
       staged->reset();
     };
-    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::unread, stage_peer_blocks,
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::unread,
+                                     args.algorithm_named ? nullptr : &in_place_takeover_choice(), stage_peer_blocks,
                                      unstage_into_own_buffer);
   }
 };
@@ -445,7 +479,7 @@ class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
     const bool receives = comm.rank() != root;
     void* output = args.output.data;
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, [output, bytes, root, receives](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, nullptr, [output, bytes, root, receives](const PeerMemory& memory) {
           // Every rank reads the root's buffer at once, where a tree passes it on in log2(P)
           // dependent steps; the closing barrier keeps the root's buffer untouched until all have.
           if (receives && bytes > 0) {

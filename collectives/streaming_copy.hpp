@@ -85,7 +85,8 @@ inline constexpr std::size_t kMeasuredPeerWriteBytes = std::size_t{64} << 10;
 
 /// The smallest output whose copies into it copy_into_own_result() measures: below it plain
 /// stores, whose lines the reader then finds in the cache, ran the shm all-gather of shared
-/// buffers 1.3-1.9x faster than streaming ones on every machine measured (perftests/HISTORY.md).
+/// buffers at 256 KiB-1 MiB 1.2-1.9x faster than streaming ones on the Intel Xeon guest of
+/// perftests/README.md ("Against the memory floor"), where streaming first paid at 4 MiB.
 inline constexpr std::size_t kMeasuredResultBytes = std::size_t{1} << 20;
 
 /// The output a copy_into_own_result() copy writes into.

@@ -30,6 +30,9 @@ struct CollectiveArgs {
   std::uint64_t call = 0;
   /// The collective's entry in its communicator's flight record (set as it starts).
   std::uint64_t record_index = Work::kNotRecorded;
+  /// Whether the call or MESHCOMM_ALGO named its algorithm, rather than the selection table
+  /// (set as it starts): a named algorithm takes no measured choice of its own between ways.
+  bool algorithm_named = false;
   /// The size the selection table is indexed by: the larger of the two buffers, in bytes.
   [[nodiscard]] std::size_t bytes() const noexcept { return std::max(input.bytes(), output.bytes()); }
 };
