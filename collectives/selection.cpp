@@ -65,7 +65,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   (1.11-2.24x against 1.09-1.62x; in the fourth the swaps led, 1.33-2.05x against 1.22-1.69x),
   //   so from 512 KiB the swaps come behind the shm row, which hands them plain buffers, reserved
   //   on the slots behind its exchange of descriptors (`--buffers both --algo auto,shm,pairwise -b
-  //   512K -e 64M -f 4`, two launches: 1.43-2.43x on plain buffers, pairwise 1.02-1.70x). At three
+  //   512K -e 64M -f 4`, two launches: 1.43-2.43x on plain buffers, pairwise 1.02-1.70x), and
+  //   shared ones where its rank 0 measured them faster than its phases (on an Intel Xeon guest
+  //   the swaps ran 1.24-2.32x at 1-16 MiB at two to four ranks, the phases 0.76-1.46x). At three
   //   and four ranks on the guest's two cores the swaps run too (eager_store_choice.cpp), and these
   //   rows reach four ranks: `--buffers both --algo auto,pairwise -b 96K -e 24M -f 4`, two launches
   //   each, ran the calls on plain buffers at 1.25-1.89x from 384 KiB, pairwise 0.82-1.24x.
