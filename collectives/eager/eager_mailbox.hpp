@@ -284,6 +284,9 @@ class EagerMailbox {
   /// it has finished here: replaces it by its operations where it runs, else counts them finished.
   /// True where it decided one. Under `lock_`.
   bool decide_reserved_call();
+  /// Publishes the first queued operation not yet published, if its slot is free and no
+  /// undecided call comes before it. True where it published one. Under `lock_`.
+  bool publish_next();
   /// Piece `at` (in elements) of broadcast or all-reduce `args` (in_pieces()): up to a slot's
   /// payload of its output and the input that goes with it.
   [[nodiscard]] static CollectiveArgs piece_of(const CollectiveArgs& args, std::size_t at) noexcept;
