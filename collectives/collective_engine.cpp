@@ -114,25 +114,40 @@ const Algorithm& CollectiveEngine::choose_by_name_or_list(const CommunicatorImpl
               comm.context(args.label));
 }
 
-const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
-                                                const Algorithm& current) const {
-  auto takes_over = [&](const Algorithm* algorithm) {
-    return algorithm != nullptr && algorithm != &current &&
-           (algorithm->takeover_tags() != 0 || algorithm->takes_over_in_slots()) && algorithm->runs(args, comm);
-  };
+const Algorithm* CollectiveEngine::first_in_order(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                  const std::function<bool(const Algorithm&)>& accepts) const {
   const std::size_t bytes = args.bytes();
   for (const auto& row : rows(args.kind, comm.backend_kind())) {
-    if (row.rule.holds(bytes, comm.size(), comm.shares_one_host(), args.in_place) && takes_over(row.algorithm)) {
-      return *row.algorithm;
+    if (row.algorithm != nullptr && row.rule.holds(bytes, comm.size(), comm.shares_one_host(), args.in_place) &&
+        accepts(*row.algorithm)) {
+      return row.algorithm;
     }
   }
   for (auto name : algorithms_.names(args.kind)) {
     const auto* algorithm = algorithms_.find(args.kind, name);
-    if (takes_over(algorithm)) return *algorithm;
+    if (algorithm != nullptr && accepts(*algorithm)) return algorithm;
   }
+  return nullptr;
+}
+
+const Algorithm& CollectiveEngine::takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                const Algorithm& current) const {
+  const Algorithm* takeover = first_in_order(comm, args, [&](const Algorithm& algorithm) {
+    return &algorithm != &current && (algorithm.takeover_tags() != 0 || algorithm.takes_over_in_slots()) &&
+           algorithm.runs(args, comm);
+  });
+  if (takeover != nullptr) return *takeover;
   throw Error(ErrorCode::internal,
               fmt::format("no algorithm can take this {} over from '{}'", to_string(args.kind), current.name()),
               comm.context(args.label));
+}
+
+const Algorithm* CollectiveEngine::runner_up_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                 const Algorithm& current, const Algorithm& takeover) const {
+  return first_in_order(comm, args, [&](const Algorithm& algorithm) {
+    return &algorithm != &current && &algorithm != &takeover && !algorithm.is_native() &&
+           algorithm.takeover_tags() != 0 && algorithm.runs(args, comm);
+  });
 }
 
 MESHCOMM_HOT Work CollectiveEngine::start(CommunicatorImpl& comm, CollectiveArgs& args,

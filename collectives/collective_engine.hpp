@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,11 @@ class CollectiveEngine {
   /// on every rank that agrees about the call.
   [[nodiscard]] const Algorithm& takeover_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
                                               const Algorithm& current) const;
+  /// The algorithm after `takeover` (takeover_for's answer) in the same order that can take the
+  /// call over on tags (Algorithm::start_on_tags), neither `current` nor `takeover` nor native;
+  /// null where there is none.
+  [[nodiscard]] const Algorithm* runner_up_for(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                               const Algorithm& current, const Algorithm& takeover) const;
 
   /// Numbers the collective (`args.call`), then chooses and starts it.
   [[nodiscard]] Work start(CommunicatorImpl& comm, CollectiveArgs& args, std::string_view requested) const;
@@ -54,6 +60,10 @@ class CollectiveEngine {
   [[nodiscard]] std::vector<std::string_view> names(CollectiveKind kind) const { return algorithms_.names(kind); }
 
  private:
+  /// The first algorithm for `args` that `accepts`: in the table's rows that hold for the call,
+  /// then in the list's order. Null where none does.
+  [[nodiscard]] const Algorithm* first_in_order(const CommunicatorImpl& comm, const CollectiveArgs& args,
+                                                const std::function<bool(const Algorithm&)>& accepts) const;
   /// start() for every call that does not go straight to the backend's own collective.
   [[nodiscard]] Work start_chosen(CommunicatorImpl& comm, const CollectiveArgs& args, std::string_view requested) const;
   /// choose() where no table row took the call: a requested or forced name, else the first

@@ -222,30 +222,36 @@ SelectionTable SelectionTable::measured_defaults() {
   //   512 KiB-4 MiB at 2-4 ranks (one launch each, `--buffers shared --algo eager,shm`; eager
   //   ahead only at 2 ranks in place at 2 MiB), so shm keeps 512 KiB and up, and hands eager the
   //   calls on plain buffers (next);
-  // - all-reduce on plain buffers from 512 KiB to 16 MiB at 2 and 3 ranks on mpi and ucx: eager in
-  //   pieces, which the shm row reserves on the slots behind its exchange of descriptors as the
-  //   call starts, and which runs where some rank's buffer is not shared (Algorithm::
-  //   start_in_slots_if). Three launches on the AMD EPYC VM on 2026-11-30 (`all_reduce_perf --algo
-  //   auto,<the rows it replaced> -b 512K -e 32M -f 2`, mpi_best / time, out / in place) to 16
-  //   MiB: at 3 ranks auto ran 1.05-1.56 / 1.09-1.83x where the ring, the row before, ran 0.76-1.44
-  //   / 0.91-1.59x (behind it at 2 of 36 points) and pairwise 0.81-1.17 / 0.84-1.29x; at 2 ranks
+  // - all-reduce on plain buffers from 512 KiB at 2 and 3 ranks on mpi and ucx: eager in pieces,
+  //   which the shm row reserves on the slots behind its exchange of descriptors as the call
+  //   starts, and which runs where some rank's buffer is not shared (Algorithm::
+  //   start_in_slots_if), unless rank 0 measured its runner-up, the next row that takes over on
+  //   tags (Rabenseifner at two ranks of one host from 4 to 64 MiB, else the ring), faster for
+  //   calls of that size and placement: it then hands every rank's call to that instead
+  //   (shm_single_copy.cpp). Which is faster is the machine's. Three launches on the AMD EPYC VM
+  //   on 2026-11-30 (`all_reduce_perf --algo auto,<the rows it replaced> -b 512K -e 32M -f 2`,
+  //   mpi_best / time, out / in place) to 16 MiB: at 3 ranks auto ran 1.05-1.56 / 1.09-1.83x
+  //   where the ring ran 0.76-1.44 / 0.91-1.59x and pairwise 0.81-1.17 / 0.84-1.29x; at 2 ranks
   //   in place 1.05-1.97x against the ring's and Rabenseifner's 0.74-1.23x, and out of place from
-  //   4 MiB 1.07-2.03x against 0.71-1.44x. Out of place below 4 MiB recursive doubling keeps two
-  //   ranks: in three launches of `--algo auto,eager` it ran 1.17-2.33x at 512 KiB-2 MiB against
-  //   eager's 1.27-2.17x, ahead in two. On ucx (one launch, `-f 4`) auto ran 0.64-1.73 /
-  //   0.95-1.66x against 0.86-1.40 / 0.87-1.38x for the rows it replaced. In two runs of
-  //   compare_mpi.sh's all-reduce (`--buffers both`, three rounds each) it ran 1.30-1.50x in place
-  //   at 1-4 MiB at 2 ranks where Rabenseifner and the ring had run 1.01-1.04x, and 0.90-0.95 /
-  //   0.97-1.08x at 1 MiB at 3 ranks against the ring's 0.90 / 0.91x; but in place at 16 MiB at 2
-  //   ranks 0.90-0.92x against 1.01x, so Rabenseifner keeps 16 MiB and up. At 4 ranks the launches
-  //   above put it ahead of pairwise and Rabenseifner at 28 of 36 points (0.62-1.36 / 0.86-1.57x
-  //   against pairwise's 0.62-1.22 / 0.54-1.38x), but both table runs had it at 0.79-1.02 /
-  //   0.70-1.16x at 1-16 MiB, below 0.95 in 5 of 6 rows, where pairwise had run 1.06-1.28 /
-  //   1.00-1.02x, and launches with the tables' settings were split: four ranks share the
-  //   VM's two cores, and each of the 16-256 pieces waits for every rank to be scheduled. So four
-  //   ranks keep pairwise; at 5 and 8 ranks eager, every rank reducing every piece whole, was
-  //   behind pairwise at 6 of 8 points at 2-8 MiB (0.78-1.19 / 0.68-1.20x against 0.88-1.09 /
-  //   0.88-1.06x; one launch each);
+  //   4 MiB 1.07-2.03x against 0.71-1.44x (below 4 MiB recursive doubling, then a row of its own,
+  //   ran 1.17-2.33x against eager's 1.27-2.17x). On the Intel Xeon VM on 2026-12-01 (`--algo
+  //   auto,eager,rabenseifner,ring -b 512K -e 64M -f 2`, two ranks, four launches) the ring or
+  //   Rabenseifner led out of place at 512 KiB-1 MiB (1.38-1.51x against eager's 1.13-1.37x) and
+  //   in place at 2-8 MiB (0.97-1.08x against 0.91-1.06x), eager in place at 512 KiB-1 MiB
+  //   (1.13-1.30x against 0.91-0.99x) and both ways at 32-64 MiB (1.87-2.57x against
+  //   1.58-2.28x), where on the AMD VM Rabenseifner had led in place at 16 MiB (1.01x against
+  //   0.90-0.92x). Recursive doubling ran 0.98-1.21x out of place at 512 KiB-4 MiB there, behind
+  //   both. With the measured choice (`-n 100`, one launch) auto ran 1.28-1.39 / 0.95-1.11x at
+  //   512 KiB-8 MiB against 1.38-1.47 / 0.98-1.17x for the best of the three, its trials and
+  //   each way's first call after the other's (1.3-1.7x its next ones) costing the rest. At 4
+  //   ranks the launches on the AMD VM put eager ahead of pairwise and Rabenseifner at 28 of 36
+  //   points (0.62-1.36 / 0.86-1.57x against pairwise's 0.62-1.22 / 0.54-1.38x), but both table
+  //   runs had it at 0.79-1.02 / 0.70-1.16x at 1-16 MiB, below 0.95 in 5 of 6 rows, where
+  //   pairwise had run 1.06-1.28 / 1.00-1.02x, and launches with the tables' settings were split:
+  //   four ranks share the VM's two cores, and each of the 16-256 pieces waits for every rank to
+  //   be scheduled. So four ranks keep pairwise; at 5 and 8 ranks eager, every rank reducing
+  //   every piece whole, was behind pairwise at 6 of 8 points at 2-8 MiB (0.78-1.19 /
+  //   0.68-1.20x against 0.88-1.09 / 0.88-1.06x; one launch each);
   // - all-to-all from 512 KiB on mpi and ucx: shm, out of place every rank copying its block of
   //   each peer's shared input straight into its output: 1.14-2.20x mpi_best at 1-64 MiB on 2-4
   //   ranks on 2026-11-27 where pairwise ran 0.64-1.06x. In place every rank first copies its
@@ -378,14 +384,8 @@ SelectionTable SelectionTable::measured_defaults() {
        .algorithm = "recursive_doubling"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .algorithm = "shm"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .algorithm = "shm"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .max_bytes = 4 * MiB, .max_ranks = 2, .one_host = true,
-       .out_of_place = true, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .max_bytes = 4 * MiB, .max_ranks = 2, .one_host = true,
-       .out_of_place = true, .algorithm = "recursive_doubling"},
-      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .max_bytes = 16 * MiB,
-       .max_ranks = 3, .algorithm = "eager"},
-      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .max_bytes = 16 * MiB,
-       .max_ranks = 3, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 512 * KiB, .max_ranks = 3, .algorithm = "eager"},
+      {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 512 * KiB, .max_ranks = 3, .algorithm = "eager"},
       {.kind = CollectiveKind::all_reduce, .backend = mpi, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,
        .max_ranks = 2, .one_host = true, .algorithm = "rabenseifner"},
       {.kind = CollectiveKind::all_reduce, .backend = ucx, .min_bytes = 4 * MiB, .max_bytes = 64 * MiB,

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "call_record.hpp"
 #include "collective_engine.hpp"
 #include "dissemination_barrier.hpp"
+#include "eager/eager_mailbox.hpp"
 #include "internal_p2p.hpp"
 #include "patterns/partition.hpp"
 #include "recycled_allocation.hpp"
@@ -62,6 +64,7 @@ struct RegionDescriptor {
   SegmentReference output_segment;  ///< the output's, where peers read it; else empty
   Stores peer_read_stores = Stores::plain;  ///< rank 0's choice, where peers read outputs
   bool hands_over = false;  ///< rank 0's measured choice: the takeover, though every buffer is shared
+  bool to_runner_up = false;  ///< rank 0's measured choice: the runner-up takes a call handed over
 
   /// Whether this rank's buffers let peers run the single copy.
   [[nodiscard]] bool shared(PeerOutputs outputs) const noexcept {
@@ -131,6 +134,17 @@ CollectiveArgs descriptor_exchange(Descriptors& descriptors, int rank, Operation
           .label = label};
 }
 
+/// The choices rank 0 of a single-copy collective measures and makes for every rank, stating
+/// them in its descriptor; null: not made.
+struct RankZeroChoices {
+  /// Where every rank's buffers are shared: the phases (way 0) or the takeover (way 1).
+  MeasuredChoice* phases_or_takeover = nullptr;
+  /// Where some rank's buffers are not shared and the takeover runs on the eager slots: that
+  /// takeover (way 0) or the next algorithm in the table's order that takes over on tags (way 1;
+  /// its runner-up, CollectiveEngine::runner_up_for).
+  MeasuredChoice* takeover_or_runner_up = nullptr;
+};
+
 /// The steps every single-copy collective shares: exchange descriptors, then either run its
 /// phases of copies from the peers' memory, each closed by a barrier, or hand the call over.
 class SingleCopySchedule {
@@ -140,23 +154,28 @@ class SingleCopySchedule {
   /// the phases read the peers' outputs (then those must be shared too). `self`, the algorithm
   /// calling, is the one the call is handed over from: its successor is chosen, and its tags
   /// reserved, as the operation starts (tags must be reserved in issue order on every rank).
-  /// `takeover_choice`, where not null, is rank 0's measured choice, for every rank, between the
-  /// phases (way 0) and the takeover (way 1) where every rank's buffers are shared: each such
-  /// call's time on rank 0, from its start to its end, counts for its way.
+  /// `choices` are the ones rank 0 measures and makes for every rank (RankZeroChoices): each call
+  /// that takes one of their ways counts its time on rank 0, from its start to its end, for it.
   template <class... Phases>
   static std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args, const Algorithm& self,
-                                          PeerOutputs outputs, MeasuredChoice* takeover_choice, Phases... phases) {
+                                          PeerOutputs outputs, RankZeroChoices choices, Phases... phases) {
     constexpr int kPhases = sizeof...(Phases);
-    const int size = comm.size();
     const void* input = args.input.data;
     const void* output = args.output.data;
     const auto label = args.label;
     const auto started = std::chrono::steady_clock::now();
-    auto descriptors = make_recycled<Descriptors>(static_cast<std::size_t>(size));
+    const std::size_t bytes = args.output.bytes();
+    auto descriptors = make_recycled<Descriptors>(static_cast<std::size_t>(comm.size()));
     RegionDescriptor& own = (*descriptors)[comm.rank()];
     own = describe(comm, args, outputs);
-    MeasuredChoice* timed_choice = comm.rank() == 0 && own.shared(outputs) ? takeover_choice : nullptr;
-    if (timed_choice != nullptr) own.hands_over = timed_choice->choose(args.output.bytes()) == 1;
+    const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
+    const Algorithm* runner_up = choices.takeover_or_runner_up != nullptr && takeover.takes_over_in_slots()
+                                     ? comm.collectives().runner_up_for(comm, args, self, takeover)
+                                     : nullptr;
+    MeasuredChoice* phases_timed = comm.rank() == 0 && own.shared(outputs) ? choices.phases_or_takeover : nullptr;
+    MeasuredChoice* takeover_timed = comm.rank() == 0 && runner_up != nullptr ? choices.takeover_or_runner_up : nullptr;
+    if (phases_timed != nullptr) own.hands_over = phases_timed->choose(bytes) == 1;
+    if (takeover_timed != nullptr) own.to_runner_up = takeover_timed->choose(bytes) == 1;
     // The eager exchange starts now, as the call is made, like every eager operation; the ranks
     // compare this call's record in it, so ones that disagree about the call fail alike.
     std::shared_ptr<WorkState> eager_exchange;
@@ -167,49 +186,64 @@ class SingleCopySchedule {
     }
     const int tag = exchange_eagerly ? 0 : comm.reserve_internal_tags(1);
     const int first_barrier_tag = comm.reserve_internal_tags(kPhases);
-    const Algorithm& takeover = comm.collectives().takeover_for(comm, args, self);
     // A takeover on the eager slots (the eager all-reduce or all-to-all) is reserved behind the exchange, which
-    // decides on every rank alike whether it runs; one on tags reserves its tags.
+    // decides on every rank alike whether it runs; one on tags reserves its tags, as does a runner-up.
     std::shared_ptr<WorkState> takeover_in_slots;
     int takeover_tag = 0;
     if (takeover.takes_over_in_slots()) {
       takeover_in_slots = takeover.start_in_slots_if(comm, args, [descriptors, outputs, rank = comm.rank()] {
-        return !every_rank_shared(*descriptors, outputs, rank) || descriptors->front().hands_over;
+        const RegionDescriptor& first = descriptors->front();
+        return every_rank_shared(*descriptors, outputs, rank) ? first.hands_over : !first.to_runner_up;
       });
     } else {
       takeover_tag = comm.reserve_internal_tags(takeover.takeover_tags());
     }
-    auto hand_over = [&comm, args, &takeover, takeover_tag, takeover_in_slots] {
-      return takeover_in_slots ? takeover_in_slots : takeover.start_on_tags(comm, args, takeover_tag);
+    const int runner_up_tag = runner_up != nullptr ? comm.reserve_internal_tags(runner_up->takeover_tags()) : 0;
+    auto hand_over = [&comm, args, &takeover, takeover_tag, takeover_in_slots, runner_up, runner_up_tag,
+                      timeout = comm.timeout()](bool to_runner_up) {
+      WorkList works;
+      // A takeover reserved in the slots is waited on either way: skipped, it is decided at once.
+      if (takeover_in_slots) works.emplace_back(takeover_in_slots, timeout);
+      std::shared_ptr<WorkState> state;
+      if (to_runner_up) {
+        state = runner_up->start_on_tags(comm, args, runner_up_tag);
+      } else if (!takeover_in_slots) {
+        state = takeover.start_on_tags(comm, args, takeover_tag);
+      }
+      if (state) works.emplace_back(std::move(state), timeout);
+      return works;
     };
     const auto timeout = comm.timeout();
-    // A rank whose own buffers are not shared knows the outcome already: it tells the others and
-    // hands the call over at once, without waiting to hear from them.
+    // A rank whose own buffers are not shared knows the outcome already: where it need not hear
+    // rank 0's choice of takeover either, it hands the call over at once, without waiting for the
+    // others' descriptors.
     const bool falls_back_anyway = !(*descriptors)[comm.rank()].shared(outputs);
-    if (falls_back_anyway && exchange_eagerly) {
+    const bool hands_over_at_once = falls_back_anyway && runner_up == nullptr;
+    if (hands_over_at_once && exchange_eagerly) {
       // The common case of buffers a trainer already has: the eager exchange (which keeps the
       // descriptors) and the takeover side by side, with no schedule around them.
-      WorkList works;
+      WorkList works = hand_over(false);
       if (eager_exchange) works.emplace_back(std::move(eager_exchange), timeout);
-      if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
       if (works.empty()) return nullptr;
       return make_recycled<GroupWorkState>(std::move(works));
     }
-    // Where rank 0 times the call for its choice, a last step without works marks its end.
-    const int steps = 1 + kPhases + (timed_choice != nullptr ? 1 : 0);
+    // Where rank 0 times the call for a choice, a last step without works marks its end.
+    const bool timed = phases_timed != nullptr || takeover_timed != nullptr;
+    const int steps = 1 + kPhases + (timed ? 1 : 0);
     return make_schedule(steps, [&comm, descriptors, input, output, outputs, label, tag, first_barrier_tag,
-                                 timeout, falls_back_anyway, eager_exchange = std::move(eager_exchange),
+                                 timeout, hands_over_at_once, eager_exchange = std::move(eager_exchange),
                                  exchange_eagerly, phases = std::make_tuple(std::move(phases)...), hand_over,
-                                 memory = PeerMemory{}, runs = false, timed_choice, started,
-                                 bytes = args.output.bytes(), measured_way = -1](int step) mutable {
+                                 memory = PeerMemory{}, runs = false, phases_timed, takeover_timed, started,
+                                 bytes, measured = static_cast<MeasuredChoice*>(nullptr),
+                                 measured_way = 0](int step) mutable {
       WorkList works;
       const int rank = comm.rank();
       if (step > kPhases) {  // the end of a call rank 0 times
-        if (measured_way >= 0) timed_choice->record(bytes, measured_way, std::chrono::steady_clock::now() - started);
+        if (measured != nullptr) measured->record(bytes, measured_way, std::chrono::steady_clock::now() - started);
         return works;
       }
       if (step == 0) {
-        works.reserve(2 * static_cast<std::size_t>(comm.size()) - 1);  // descriptors both ways, and a takeover
+        works.reserve(2 * static_cast<std::size_t>(comm.size()));  // descriptors both ways, and a takeover
         if (exchange_eagerly) {
           if (eager_exchange) works.emplace_back(eager_exchange, timeout);
         } else {
@@ -221,21 +255,28 @@ class SingleCopySchedule {
                                        MemoryKind::host));
           }
         }
-        if (falls_back_anyway) {
-          if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
+        if (hands_over_at_once) {
+          for (auto& work : hand_over(false)) works.push_back(std::move(work));
         }
         return works;
       }
-      if (falls_back_anyway) return works;
+      if (hands_over_at_once) return works;
       if (step == 1) {
-        const bool shared_everywhere = every_rank_shared(*descriptors, outputs, rank);
-        if (timed_choice != nullptr && shared_everywhere) measured_way = descriptors->front().hands_over ? 1 : 0;
-        if (!shared_everywhere || descriptors->front().hands_over) {
-          if (auto state = hand_over()) works.emplace_back(std::move(state), timeout);
-          return works;
+        const RegionDescriptor& first = descriptors->front();
+        if (!every_rank_shared(*descriptors, outputs, rank)) {
+          if (takeover_timed != nullptr) {
+            measured = takeover_timed;
+            measured_way = first.to_runner_up ? 1 : 0;
+          }
+          return hand_over(first.to_runner_up);
         }
+        if (phases_timed != nullptr) {
+          measured = phases_timed;
+          measured_way = first.hands_over ? 1 : 0;
+        }
+        if (first.hands_over) return hand_over(false);
         runs = true;
-        memory.peer_read_stores = descriptors->front().peer_read_stores;
+        memory.peer_read_stores = first.peer_read_stores;
         auto peer_address = [&comm](const SegmentReference& segment) -> const std::byte* {
           const auto location = segment.location();
           return comm.shared_memory().map_peer(location.handle) + location.offset;
@@ -277,7 +318,7 @@ class ShmAllGather final : public ShmAlgorithmOf<CollectiveKind::all_gather> {
     const std::size_t block = args.input.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, nullptr, [args, block, rank](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, {}, [args, block, rank](const PeerMemory& memory) {
           // The copies stream when the whole output outgrows the cache, in place too (at 16 MiB
           // in place, 8 MiB copied per rank, that ran 2.2-2.5x Open MPI against 1.7x plain), and
           // take the stores measured faster below that from 1 MiB (copy_into_own_result).
@@ -345,7 +386,7 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
     const std::size_t block = args.output.bytes();
     const int rank = comm.rank();
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, nullptr, [args, block, rank](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, {}, [args, block, rank](const PeerMemory& memory) {
           reduce_blocks(args.output.data, blocks_at(memory, rank, rank * block), args.output.count, args,
                         args.in_place ? 0 : block);
         });
@@ -360,6 +401,34 @@ class ShmReduceScatter final : public ShmAlgorithmOf<CollectiveKind::reduce_scat
 /// phases never collide: a rank writes its own share in the first, which no peer reads until
 /// the second, and the others' shares in the second, which their owners read in the first. The
 /// shares are stored as rank 0 chose for every rank (Stores), plain or streamed at any size.
+/// Rank 0's measured choice, for every rank, between the eager all-reduce in pieces (way 0) and
+/// the table's next algorithm after it (way 1: Rabenseifner's or the ring) for calls on plain
+/// buffers that the shm all-reduce hands over, one per placement and rank count. Which is faster
+/// is the machine's: two ranks' in-place calls of 2-8 MiB ran at 1.05-1.97x mpi_best by the
+/// eager path on the AMD EPYC guest of perftests/HISTORY.md against 0.74-1.23x by the others,
+/// and 0.92-0.93x against the ring's and Rabenseifner's 0.97-1.01x on the Intel Xeon guest of
+/// perftests/README.md, where out of place at 512 KiB-8 MiB the ring ran 1.36-1.47x against
+/// eager's 1.16-1.24x. Whole calls are timed, so one slowed by other work counts as at most
+/// twice its way's figure. A way's first call after the other's ran 1.3-1.7x as long as its next
+/// ones there, so a trial runs three calls, the last of which counts, each trial is taken to lose
+/// a call's time besides, and a way must be 5% faster to be taken. Not made where the call names
+/// its algorithm.
+MeasuredChoice& takeover_or_runner_up_choice(bool in_place, int ranks) {
+  static std::deque<MeasuredChoice> choices = [] {
+    std::deque<MeasuredChoice> each;
+    for (int kind = 0; kind < 2 * (EagerMailbox::kMaxRanks + 1); ++kind) {
+      each.emplace_back(MeasuredChoice::Settings{.latest_piece_weight = 0.25,
+                                                 .pieces_lost_switching = 1,
+                                                 .switch_margin = 0.05,
+                                                 .largest_piece_over_figure = 2.0,
+                                                 .trial_run = 3});
+    }
+    return each;
+  }();
+  const int capped = std::clamp(ranks, 0, EagerMailbox::kMaxRanks);
+  return choices[static_cast<std::size_t>(2 * capped + (in_place ? 1 : 0))];
+}
+
 class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
  public:
   std::shared_ptr<WorkState> start(CommunicatorImpl& comm, const CollectiveArgs& args) const override {
@@ -389,7 +458,9 @@ class ShmAllReduce final : public ShmAlgorithmOf<CollectiveKind::all_reduce> {
                                 *spent + (std::chrono::steady_clock::now() - began));
       }
     };
-    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, nullptr, reduce_own_share,
+    RankZeroChoices choices;
+    if (!args.algorithm_named) choices.takeover_or_runner_up = &takeover_or_runner_up_choice(args.in_place, size);
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::read, choices, reduce_own_share,
                                      copy_other_shares);
   }
 };
@@ -422,7 +493,7 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
     const std::size_t output_bytes = args.output.bytes();
     if (!args.in_place) {
       return SingleCopySchedule::start(
-          comm, args, *this, PeerOutputs::unread, nullptr,
+          comm, args, *this, PeerOutputs::unread, {},
           [output, block, from, output_bytes](const PeerMemory& memory) {
             for (std::size_t peer = 0; peer < memory.inputs.size() && block > 0; ++peer) {
               copy_into_own_result(byte_offset(output, peer * block), memory.inputs[peer] + from, block,
@@ -463,8 +534,9 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
       }
       staged->reset();
     };
-    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::unread,
-                                     args.algorithm_named ? nullptr : &in_place_takeover_choice(), stage_peer_blocks,
+    RankZeroChoices choices;
+    if (!args.algorithm_named) choices.phases_or_takeover = &in_place_takeover_choice();
+    return SingleCopySchedule::start(comm, args, *this, PeerOutputs::unread, choices, stage_peer_blocks,
                                      unstage_into_own_buffer);
   }
 };
@@ -479,7 +551,7 @@ class ShmBroadcast final : public ShmAlgorithmOf<CollectiveKind::broadcast> {
     const bool receives = comm.rank() != root;
     void* output = args.output.data;
     return SingleCopySchedule::start(
-        comm, args, *this, PeerOutputs::unread, nullptr, [output, bytes, root, receives](const PeerMemory& memory) {
+        comm, args, *this, PeerOutputs::unread, {}, [output, bytes, root, receives](const PeerMemory& memory) {
           // Every rank reads the root's buffer at once, where a tree passes it on in log2(P)
           // dependent steps; the closing barrier keeps the root's buffer untouched until all have.
           if (receives && bytes > 0) {

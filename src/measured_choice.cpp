@@ -26,11 +26,15 @@ std::size_t index_of(int way) noexcept { return static_cast<std::size_t>(way); }
 int MeasuredChoice::choose(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   auto& size = classes_[size_class(bytes)];
+  const std::uint32_t warm_up = std::max(kWarmUpPieces, settings_.trial_run);
   int chosen = 0;
-  if (size.ways[0].samples < std::max(kWarmUpPieces, settings_.way0_pieces_first)) {
+  if (size.ways[0].samples < std::max(warm_up, settings_.way0_pieces_first)) {
     chosen = 0;
-  } else if (size.ways[1].samples < kWarmUpPieces) {
+  } else if (size.ways[1].samples < warm_up) {
     chosen = 1;
+  } else if (size.trial_pieces_to_choose > 0) {
+    --size.trial_pieces_to_choose;
+    chosen = 1 - size.faster;
   } else {
     const int faster = faster_way(size);
     if (faster != size.faster) {
@@ -39,7 +43,11 @@ int MeasuredChoice::choose(std::size_t bytes) {
     }
     const auto& slower = size.ways[index_of(1 - faster)];
     chosen = slower.choices_since + 1 >= trial_interval(size) ? 1 - faster : faster;
-    if (chosen != faster) ++size.trials_confirming;
+    if (chosen != faster) {
+      ++size.trials_confirming;
+      size.trial_pieces_to_choose = settings_.trial_run - 1;
+      size.trial_pieces_to_record = settings_.trial_run;
+    }
   }
   ++size.ways[index_of(1 - chosen)].choices_since;
   return chosen;
@@ -62,10 +70,11 @@ int MeasuredChoice::faster_way(const SizeClass& size) const noexcept {
 std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexcept {
   const double faster = size.ways[index_of(size.faster)].nanoseconds_per_byte;
   const double slower = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;
-  const double trial_cost = (slower / faster - 1) * settings_.pieces_per_trial + settings_.pieces_lost_switching;
+  const double pieces_per_trial = static_cast<double>(settings_.pieces_per_trial) * settings_.trial_run;
+  const double trial_cost = (slower / faster - 1) * pieces_per_trial + settings_.pieces_lost_switching;
   const double affordable = std::ceil(trial_cost / kTrialShare);
-  const double backed_off = double{kShortestTrialInterval} * settings_.pieces_per_trial *
-                            std::exp2(std::min(size.trials_confirming, 16u));
+  const double backed_off =
+      double{kShortestTrialInterval} * pieces_per_trial * std::exp2(std::min(size.trials_confirming, 16u));
   return static_cast<std::uint32_t>(
       std::clamp(std::min(affordable, backed_off), double{kShortestTrialInterval}, double{kLongestTrialInterval}));
 }
@@ -79,8 +88,10 @@ void MeasuredChoice::record(std::size_t bytes, int way, std::chrono::nanoseconds
   // A way's first pieces also pay for setting it up (queues, page faults), and a trial of the
   // slower way replaces a figure that may be from work of another kind. The faster way's figure
   // only moves toward its pieces, whether a trial came between them or not.
-  const bool trial = way != size.faster && estimate.choices_since > 0;
-  const bool fresh = estimate.samples < kWarmUpPieces || trial;
+  const bool in_trial_run = way != size.faster && size.trial_pieces_to_record > 0;
+  if (in_trial_run) --size.trial_pieces_to_record;
+  const bool trial = in_trial_run || (way != size.faster && estimate.choices_since > 0);
+  const bool fresh = estimate.samples < std::max(kWarmUpPieces, settings_.trial_run) || trial;
   if (!fresh && settings_.largest_piece_over_figure > 0) {
     sample = std::min(sample, settings_.largest_piece_over_figure * estimate.nanoseconds_per_byte);
   }

@@ -15,7 +15,7 @@ namespace meshcomm::detail {
 
 /// Chooses, per size class (the power of two at or below the size), the way (0 or 1) that did
 /// the recent work of that class faster, by its time per byte. Each way first does two pieces
-/// of work (the first also pays for setting the way up), way 0 first. Then the slower way is
+/// of work (the first also pays for setting the way up; Settings::trial_run, if more), way 0 first. Then the slower way is
 /// tried again now and then, so that a change of speeds is seen: soon after the choice changed,
 /// then ever more rarely, and the worse it measured the rarer: in the long run these trials cost
 /// about 2% of the time where one way is up to 20 times slower than the other (they come at
@@ -50,6 +50,12 @@ class MeasuredChoice {
     /// Pieces way 0 does before way 1 is first tried: where a trial costs, so that short runs in
     /// which way 0 serves well enough do not pay for learning about way 1.
     std::uint32_t way0_pieces_first = 0;
+    /// At least 1: pieces each trial of the slower way, and each way's first work, takes in a row,
+    /// every one of them replacing that way's figure, so that the last one's stands. Above 1 where
+    /// a way's first piece after the other way's runs slower than its next ones (it finds the
+    /// caches, queues or transport as the other way left them): a trial of one such piece would
+    /// never see the slower way become the faster.
+    std::uint32_t trial_run = 1;
   };
 
   /// Trials of one piece, losing nothing else; the faster way's figure moves toward each piece
@@ -81,6 +87,8 @@ class MeasuredChoice {
     std::array<Estimate, 2> ways{};
     int faster = 0;
     std::uint32_t trials_confirming = 0;  ///< trials of the slower way since `faster` last changed
+    std::uint32_t trial_pieces_to_choose = 0;  ///< pieces of the running trial not yet chosen
+    std::uint32_t trial_pieces_to_record = 0;  ///< pieces of the running trial not yet recorded
   };
 
   /// The way that is faster now, by the figures and the switch margin.

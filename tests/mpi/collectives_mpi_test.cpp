@@ -323,6 +323,53 @@ TEST(MpiCollectives, SharedMemoryAllToAllInPlaceTakesEitherWay) {
   }
 }
 
+/// All-reduces on plain buffers of 2 MiB and a few elements more, as the table picks them:
+/// `shm`, which hands them over; at two and three ranks to the eager path or to its runner-up on
+/// tags (the ring), as rank 0 measures and chooses for every rank (in a fresh size class the
+/// first three calls of each placement take the eager path and the next three the ring). Out of
+/// place and in place, ten calls each, started two at a time with a small eager all-reduce
+/// between them, so that calls that take different ways are in flight together, and waited on
+/// newest first. Every result exact.
+TEST(MpiCollectives, PlainBufferAllReducesTakeEitherTakeover) {
+  auto& comm = mpi_world();
+  const int size = comm.size();
+  const int rank = comm.rank();
+  constexpr std::size_t kLarge = (std::size_t{1} << 19) + 3;
+  constexpr std::size_t kSmall = 100;
+  struct Call {
+    std::vector<float> input;
+    std::vector<float> output;
+    bool in_place;
+    int salt;
+    Work work;
+  };
+  auto start = [&](std::vector<Call>& calls, std::size_t count, bool in_place) {
+    auto& call = calls.emplace_back(
+        Call{std::vector<float>(count), std::vector<float>(in_place ? 0 : count), in_place, static_cast<int>(calls.size())});
+    verifiable::fill(call.input.data(), 0, count, DataType::f32,
+                     [&](std::size_t i) { return verifiable::contribution(ReduceOp::sum, rank, i + call.salt, size); });
+    const std::span<float> output = in_place ? std::span<float>(call.input) : std::span<float>(call.output);
+    call.work = comm.all_reduce(std::span<const float>(call.input), output, {.op = ReduceOp::sum});
+  };
+  for (bool in_place : {false, true}) {
+    for (int pair = 0; pair < 5; ++pair) {
+      std::vector<Call> calls;
+      calls.reserve(3);
+      start(calls, kLarge, in_place);
+      start(calls, kSmall, in_place);
+      start(calls, kLarge, in_place);
+      for (auto call = calls.rbegin(); call != calls.rend(); ++call) {
+        call->work.wait(std::chrono::seconds(60));
+        const auto& result = call->in_place ? call->input : call->output;
+        auto expected = [&](std::size_t i) { return verifiable::reduced(ReduceOp::sum, i + call->salt, size); };
+        EXPECT_EQ(verifiable::count_wrong(result.data(), 0, result.size(), DataType::f32, expected), 0U)
+            << "pair " << pair << " call " << call->salt << " of " << result.size() << " elements, in_place "
+            << in_place;
+      }
+    }
+  }
+}
+
 TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_collectives(true); }
 
 /// The shm all-reduce reserves its eager takeover behind its exchange of descriptors as it

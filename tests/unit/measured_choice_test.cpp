@@ -2,7 +2,8 @@
 // default) one slow piece turns the choice, by a quarter it does not, and a lasting change turns
 // the choice either way within a few pieces. With a switch margin, a way only a little faster does
 // not turn the choice; with capped pieces, one very slow piece does not either. usual_way() tells
-// a trial apart.
+// a trial apart. Trials that run several pieces in a row see a way that is slower only on its
+// first piece after the other.
 
 #include <gtest/gtest.h>
 
@@ -146,6 +147,32 @@ TEST(MeasuredChoice, CappedPiecesOneVerySlowPieceDoesNotTurnTheChoiceButALasting
   record(lasting, 0, 4.0);
   record(lasting, 0, 4.0);
   EXPECT_EQ(lasting.choose(kBytes), 1);
+}
+
+/// Runs `choice` where each way's first piece after the other's takes 2 ns a byte, and its next
+/// ones in a row 1 (way 0) or `way1_in_a_row` (way 1): 2000 pieces with way 1 at 3 in a row too,
+/// then 5000 with it at 0.5. Returns the pieces of the last thousand that took way 1.
+int way1_late_after_switching_costs(MeasuredChoice& choice) {
+  int previous = 0;
+  int late = 0;
+  for (int piece = 0; piece < 7000; ++piece) {
+    const int way = choice.choose(kBytes);
+    const double in_a_row = way == 0 ? 1.0 : (piece < 2000 ? 3.0 : 0.5);
+    record(choice, way, way == previous ? in_a_row : 2.0);
+    previous = way;
+    if (piece >= 6000 && way == 1) ++late;
+  }
+  return late;
+}
+
+TEST(MeasuredChoice, TrialRunsSeeAWayFasterOnlyPastItsFirstPieceAfterTheOther) {
+  MeasuredChoice single(MeasuredChoice::Settings{.latest_piece_weight = 0.25});
+  // Every trial of way 1 is one piece after way 0's: 2 ns a byte, never below way 0's 1, so way
+  // 1 gets its trials alone (a piece in 50: a trial costs 2 - 1 piece, kept to 2% of them).
+  EXPECT_LE(way1_late_after_switching_costs(single), 50);
+  MeasuredChoice runs(MeasuredChoice::Settings{.latest_piece_weight = 0.25, .trial_run = 3});
+  // The third piece of a trial takes 0.5: way 1 is taken, with trials of way 0 now and then.
+  EXPECT_GE(way1_late_after_switching_costs(runs), 950);
 }
 
 // usual_way() says the way outside trials, so that a caller can tell a trial by a choose() that
