@@ -375,8 +375,8 @@ TEST(MpiCollectives, SharedMemoryFallsBackWhenOneRankIsNotShared) { check_shm_co
 /// The shm all-reduce reserves its eager takeover behind its exchange of descriptors as it
 /// starts, and every rank decides from the same descriptors whether it runs. Started before any
 /// wait, with one rank late: shm all-reduces of 1 MiB and a piece's remainder on every rank's
-/// shared buffers (the takeover skipped), on plain ones (taken over in pieces; at two ranks out of
-/// place, on tags), and on shared ones but the last rank's; out of place and in place; each
+/// shared buffers (the takeover skipped), on plain ones (taken over in pieces: a call that names
+/// `shm` keeps the table's takeover), and on shared ones but the last rank's; out of place and in place; each
 /// followed by more small eager all-reduces than the slots hold. Waited on newest first, every
 /// result exact.
 TEST(MpiCollectives, ShmAllReducesReserveTheirEagerTakeoverInCallOrder) {
