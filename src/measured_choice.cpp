@@ -11,6 +11,10 @@ namespace {
 /// The share of the time that trials of the slower way may cost: a trial costs the ratio of the
 /// two figures less one, so it comes every (ratio - 1) / share pieces.
 constexpr double kTrialShare = 0.02;
+/// The share they may cost soon after the faster way changed, where trials come ever more rarely
+/// from a first interval: a recheck of a figure left from the first pieces, worth more where the
+/// figures are close (a small error turns the choice) than where one way measured far slower.
+constexpr double kEarlyTrialShare = 0.05;
 constexpr std::uint32_t kShortestTrialInterval = 4;
 /// Pieces each way does before its figure counts: the first also pays for setting the way up.
 constexpr std::uint32_t kWarmUpPieces = 2;
@@ -73,8 +77,9 @@ std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexce
   const double pieces_per_trial = static_cast<double>(settings_.pieces_per_trial) * settings_.trial_run;
   const double trial_cost = (slower / faster - 1) * pieces_per_trial + settings_.pieces_lost_switching;
   const double affordable = std::ceil(trial_cost / kTrialShare);
-  const double backed_off =
-      double{kShortestTrialInterval} * pieces_per_trial * std::exp2(std::min(size.trials_confirming, 16u));
+  const double first_interval =
+      std::max(double{kShortestTrialInterval} * pieces_per_trial, std::ceil(trial_cost / kEarlyTrialShare));
+  const double backed_off = first_interval * std::exp2(std::min(size.trials_confirming, 16u));
   return static_cast<std::uint32_t>(
       std::clamp(std::min(affordable, backed_off), double{kShortestTrialInterval}, double{kLongestTrialInterval}));
 }

@@ -15,14 +15,15 @@ namespace meshcomm::detail {
 
 /// Chooses, per size class (the power of two at or below the size), the way (0 or 1) that did
 /// the recent work of that class faster, by its time per byte. Each way first does two pieces
-/// of work (the first also pays for setting the way up; Settings::trial_run, if more), way 0 first. Then the slower way is
-/// tried again now and then, so that a change of speeds is seen: soon after the choice changed,
-/// then ever more rarely, and the worse it measured the rarer: in the long run these trials cost
-/// about 2% of the time where one way is up to 20 times slower than the other (they come at
-/// least once every kLongestTrialInterval pieces). The faster way's figure moves toward each of
-/// its pieces by a set weight (half by default: its figure is then the mean of its last piece and
-/// its figure before), so one slow piece does not turn the choice alone, while a way that stays
-/// slower than the other's figure loses within a few pieces. Safe to call from any thread.
+/// of work (the first also pays for setting the way up; Settings::trial_run, if more), way 0
+/// first. Then the slower way is tried again now and then, so that a change of speeds is seen:
+/// soon after the choice changed (those trials cost up to 5% of the time), then ever more rarely,
+/// and the worse it measured the rarer: in the long run these trials cost about 2% of the time
+/// where one way is up to 20 times slower than the other (they come at least once every
+/// kLongestTrialInterval pieces). The faster way's figure moves toward each of its pieces by a
+/// set weight (half by default: its figure is then the mean of its last piece and its figure
+/// before), so one slow piece does not turn the choice alone, while a way that stays slower than
+/// the other's figure loses within a few pieces. Safe to call from any thread.
 class MeasuredChoice {
  public:
   /// Most pieces of work of a size class between two trials of the slower way.
@@ -95,9 +96,10 @@ class MeasuredChoice {
   [[nodiscard]] int faster_way(const SizeClass& size) const noexcept;
   /// Pieces of the class between trials of the slower way: enough for the trials to keep their
   /// share of the time, so fewer the closer the two figures are and the less a trial costs
-  /// (Settings), and fewer soon after the faster way changed (from four trials' lengths, then
-  /// doubling with each trial that confirms it), so that a figure left from the first, slow
-  /// pieces is soon corrected.
+  /// (Settings), and fewer soon after the faster way changed (from four trials' lengths, or as
+  /// many pieces as keep trials to 5% of the time if more, then doubling with each trial that
+  /// confirms it), so that a figure left from the first, slow pieces is soon corrected, where
+  /// rechecking a way that measured far slower does not cost a short run much of its time.
   [[nodiscard]] std::uint32_t trial_interval(const SizeClass& size) const noexcept;
 
   Settings settings_;
