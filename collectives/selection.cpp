@@ -243,7 +243,9 @@ SelectionTable SelectionTable::measured_defaults() {
   //   0.90-0.92x). Recursive doubling ran 0.98-1.21x out of place at 512 KiB-4 MiB there, behind
   //   both. With the measured choice (`-n 100`, one launch) auto ran 1.28-1.39 / 0.95-1.11x at
   //   512 KiB-8 MiB against 1.38-1.47 / 0.98-1.17x for the best of the three, its trials and
-  //   each way's first call after the other's (1.3-1.7x its next ones) costing the rest. At 4
+  //   each way's first call after the other's (1.3-1.7x its next ones) costing the rest; once
+  //   the early rechecks of a way measured far slower kept to 5% of the time, auto at 2 ranks on
+  //   the AMD VM ran 0.86-1.01x the faster way at 512 KiB-8 MiB, 0.81-0.97x before. At 4
   //   ranks the launches on the AMD VM put eager ahead of pairwise and Rabenseifner at 28 of 36
   //   points (0.62-1.36 / 0.86-1.57x against pairwise's 0.62-1.22 / 0.54-1.38x), but both table
   //   runs had it at 0.79-1.02 / 0.70-1.16x at 1-16 MiB, below 0.95 in 5 of 6 rows, where
