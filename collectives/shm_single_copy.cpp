@@ -37,6 +37,7 @@
 #include "eager/eager_mailbox.hpp"
 #include "internal_p2p.hpp"
 #include "patterns/partition.hpp"
+#include "plain_copy.hpp"
 #include "recycled_allocation.hpp"
 #include "reduction.hpp"
 #include "shared_memory/shared_segment.hpp"
@@ -350,7 +351,7 @@ void sum_blocks(void* output, const BlockAddresses& blocks, std::size_t count, c
   if (stores == Stores::streamed) {
     reduce_streaming(output, blocks, count, type, args.op);
   } else if (size == 1) {
-    if (output != blocks[0]) std::memcpy(output, blocks[0], count * size_of(type));
+    if (output != blocks[0]) plain_copy(output, blocks[0], count * size_of(type));
   } else {
     reduce_pair(output, blocks[0], blocks[1], count, type, args.op);
     for (std::size_t peer = 2; peer < blocks.size(); ++peer) reduce_into(output, blocks[peer], count, type, args.op);
@@ -522,7 +523,7 @@ class ShmAllToAll final : public ShmAlgorithmOf<CollectiveKind::all_to_all> {
       *staged = comm.scratch().acquire(peers * block);
       for (std::size_t peer = 0; peer < memory.inputs.size(); ++peer) {
         if (peer == rank) continue;
-        std::memcpy(staged_at(staged->get(), peer), memory.inputs[peer] + from, block);
+        plain_copy(staged_at(staged->get(), peer), memory.inputs[peer] + from, block);
       }
     };
     auto unstage_into_own_buffer = [staged, staged_at, output, block, rank](const PeerMemory& memory) {

@@ -17,6 +17,7 @@
 
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
+#include "plain_copy.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -221,7 +222,7 @@ void copy_with_measured_stores(MeasuredChoice& choice, void* to, const void* fro
     if (stores == 1) {
       streaming_copy(target + at, source + at, count);
     } else {
-      std::memcpy(target + at, source + at, count);
+      plain_copy(target + at, source + at, count);
     }
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - began).count();
   };
@@ -245,7 +246,7 @@ void copy_with_measured_stores(MeasuredChoice& choice, void* to, const void* fro
 
 void copy_into_peer_memory(void* to, const void* from, std::size_t bytes, PeerReadCopy kind) {
   if (bytes < kMeasuredPeerWriteBytes) {
-    std::memcpy(to, from, bytes);
+    plain_copy(to, from, bytes);
     return;
   }
   if (!streaming_stores_are_measured()) {
@@ -265,7 +266,7 @@ void copy_into_own_result(void* to, const void* from, std::size_t bytes, const O
     streaming_copy(to, from, bytes);
   } else if (result.output_bytes < kMeasuredResultBytes || bytes < kMeasuredPeerWriteBytes ||
              !streaming_stores_are_measured()) {
-    std::memcpy(to, from, bytes);
+    plain_copy(to, from, bytes);
   } else {
     // Weighed as the copies into peers' memory; in place and out of place apart.
     static std::array<MeasuredChoice, 2> choices{MeasuredChoice(0.25), MeasuredChoice(0.25)};
@@ -277,7 +278,7 @@ void copy_host_bytes(void* to, const void* from, std::size_t bytes, std::size_t 
   if (total_bytes >= streaming_copy_threshold()) {
     streaming_copy(to, from, bytes);
   } else {
-    std::memcpy(to, from, bytes);
+    plain_copy(to, from, bytes);
   }
 }
 

@@ -22,10 +22,23 @@ void allow_peers_to_read_this_process() noexcept;
 /// (that process's memory_probe_address()) and checks its value.
 [[nodiscard]] bool can_read_process(std::int64_t pid, std::uint64_t probe_address) noexcept;
 
-/// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno.
-int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes) noexcept;
+/// How a kernel copy out of step (plain_copy.hpp) of kOutOfStepCopyFrom or more moves.
+enum class OutOfStepRoute : std::uint8_t {
+  measured,        ///< through a bounce buffer where this machine's kernel copies run slower so
+  direct,          ///< one kernel copy, as any other
+  through_bounce,  ///< a kernel copy in step with a bounce buffer, and plain_copy() on this side
+};
 
-/// Writes `bytes` from `from` to `address` in process `pid`; 0 or the errno.
-int write_to_process(std::int64_t pid, std::uint64_t address, const void* from, std::size_t bytes) noexcept;
+/// Reads `bytes` at `address` in process `pid` into `into`; 0 or the errno. Out of step (`into`
+/// 1-63 bytes past `address`'s offset within a page), as `route` says: on a machine whose kernel
+/// copies run slower so, `measured` reads through a bounce buffer in step with `address`.
+int read_from_process(std::int64_t pid, std::uint64_t address, void* into, std::size_t bytes,
+                      OutOfStepRoute route = OutOfStepRoute::measured) noexcept;
+
+/// Writes `bytes` from `from` to `address` in process `pid`; 0 or the errno. Out of step
+/// (`address` 1-63 bytes past `from`'s offset within a page), as `route` says, as
+/// read_from_process().
+int write_to_process(std::int64_t pid, std::uint64_t address, const void* from, std::size_t bytes,
+                     OutOfStepRoute route = OutOfStepRoute::measured) noexcept;
 
 }  // namespace meshcomm::detail

@@ -16,6 +16,7 @@
 #include "eager_all_to_allv.hpp"
 #include "host_cores.hpp"
 #include "meshcomm/error.hpp"
+#include "plain_copy.hpp"
 #include "process_memory.hpp"
 #include "reduction.hpp"
 #include "setup_exchange.hpp"
@@ -474,7 +475,7 @@ void EagerMailbox::finish(const Operation& operation) {
     const bool timed = decides && writer == timed_writer;
     const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (const std::uint64_t buffer = writer_buffer(writer); buffer == 0) {
-      std::memcpy(to, payload(writer) + at, bytes);
+      plain_copy(to, payload(writer) + at, bytes);
     } else {
       const std::byte* in_segment = writer_segment(writer, operation.op);
       if (const int error = read_writer_buffer(writer, buffer + at, in_segment ? in_segment + at : nullptr, to, bytes,
@@ -636,13 +637,13 @@ int EagerMailbox::swap_half_with(int peer, std::byte* mine, std::uint64_t theirs
   for (std::size_t at = begin; at < end; at += kSwapChunk) {
     const std::size_t chunk = std::min(kSwapChunk, end - at);
     if (direct != nullptr) {
-      std::memcpy(bounce, direct + at, chunk);
-      std::memcpy(direct + at, mine + at, chunk);
+      plain_copy(bounce, direct + at, chunk);
+      plain_copy(direct + at, mine + at, chunk);
     } else {
       if (const int error = read_from_process(pid, theirs + at, bounce, chunk); error != 0) return error;
       if (const int error = write_to_process(pid, theirs + at, mine + at, chunk); error != 0) return error;
     }
-    std::memcpy(mine + at, bounce, chunk);
+    plain_copy(mine + at, bounce, chunk);
   }
   return 0;
 }
@@ -651,7 +652,7 @@ int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const st
                                      std::size_t bytes, const OwnResult& result) const noexcept {
   const std::int64_t pid = processes_[writer].pid;
   if (pid == processes_[rank_].pid) {
-    std::memcpy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
+    plain_copy(to, reinterpret_cast<const void*>(address), bytes);  // a thread of this process
     return 0;
   }
   if (in_segment != nullptr) {

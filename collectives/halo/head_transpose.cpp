@@ -9,6 +9,7 @@
 #include "device/device_runtime.hpp"
 #include "meshcomm/communicator.hpp"
 #include "meshcomm/error.hpp"
+#include "plain_copy.hpp"
 #include "recycled_allocation.hpp"
 
 namespace meshcomm {
@@ -106,9 +107,9 @@ class HeadTransposeImpl {
         const std::size_t sequence_at = (row * peers + peer) * chunk;
         const std::size_t packed_at = (peer * rows + row) * chunk;
         if (to_packed) {
-          std::memcpy(to + packed_at, from + sequence_at, chunk);
+          plain_copy(to + packed_at, from + sequence_at, chunk);
         } else {
-          std::memcpy(to + sequence_at, from + packed_at, chunk);
+          plain_copy(to + sequence_at, from + packed_at, chunk);
         }
       }
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "plain_copy.hpp"
 #include "reduction.hpp"
 
 namespace meshcomm::detail {
@@ -43,7 +44,7 @@ void RowTable::copy(void* destination, std::size_t destination_stride, const voi
   auto* to = static_cast<std::byte*>(destination);
   const auto* from = static_cast<const std::byte*>(source);
   for (const auto& pair : pairs_) {
-    std::memcpy(to + pair.to * destination_stride, from + pair.from * source_stride, row_bytes);
+    plain_copy(to + pair.to * destination_stride, from + pair.from * source_stride, row_bytes);
   }
 }
 

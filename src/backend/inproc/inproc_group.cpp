@@ -8,6 +8,7 @@
 #include "call_record.hpp"
 #include "device/device_runtime.hpp"
 #include "patterns/collective_tags.hpp"
+#include "plain_copy.hpp"
 
 namespace meshcomm::detail {
 
@@ -87,7 +88,7 @@ void InprocGroup::transfer(InprocOperation& send, InprocOperation& receive) {
         // On the matching thread's own stream, so that pairs of ranks copy concurrently.
         device::copy(receive.buffer(), send.buffer(), s.bytes);
       } else {
-        std::memcpy(receive.buffer(), send.buffer(), s.bytes);
+        plain_copy(receive.buffer(), send.buffer(), s.bytes);
       }
     } catch (const Error&) {
       failure = std::current_exception();

@@ -14,6 +14,7 @@
 #include "mpi_check.hpp"
 #include "mpi_collective_request.hpp"
 #include "mpi_datatypes.hpp"
+#include "plain_copy.hpp"
 #include "reduction.hpp"
 
 namespace meshcomm::detail {
@@ -97,7 +98,7 @@ std::shared_ptr<WorkState> MpiBackend::post_native(const CollectiveArgs& args, M
         counts[static_cast<std::size_t>(size_ + peer)] = as_int(at);
         if (peer == rank_) continue;
         counts[static_cast<std::size_t>(peer)] = as_int(block);
-        std::memcpy(operation->scratch.get() + at, static_cast<const std::byte*>(args.input.data) + at, block);
+        plain_copy(operation->scratch.get() + at, static_cast<const std::byte*>(args.input.data) + at, block);
       }
       const int* sizes = counts.data();
       const int* offsets = counts.data() + size_;
