@@ -18,6 +18,7 @@
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
 #include "plain_copy.hpp"
+#include "sse2_line_copy.hpp"
 
 namespace meshcomm::detail {
 namespace {
@@ -89,20 +90,7 @@ constexpr std::size_t kLine = 64;
 
 /// Streams whole lines from `source` to the line-aligned `destination`; returns the bytes done.
 std::size_t stream_lines_sse2(std::byte* destination, const std::byte* source, std::size_t bytes) {
-  std::size_t done = 0;
-  for (; done + kLine <= bytes; done += kLine) {
-    const auto* in = reinterpret_cast<const __m128i*>(source + done);
-    auto* out = reinterpret_cast<__m128i*>(destination + done);
-    const __m128i first = _mm_loadu_si128(in);
-    const __m128i second = _mm_loadu_si128(in + 1);
-    const __m128i third = _mm_loadu_si128(in + 2);
-    const __m128i fourth = _mm_loadu_si128(in + 3);
-    _mm_stream_si128(out, first);
-    _mm_stream_si128(out + 1, second);
-    _mm_stream_si128(out + 2, third);
-    _mm_stream_si128(out + 3, fourth);
-  }
-  return done;
+  return copy_lines_sse2<LineStores::streaming>(destination, source, bytes);
 }
 
 /// The same with 32-byte stores, two per line instead of four: 10-20% faster than SSE2 on the
