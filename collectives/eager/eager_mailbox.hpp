@@ -65,6 +65,7 @@
 #include "eager_all_to_allv.hpp"
 #include "eager_store_choice.hpp"
 #include "meshcomm/error.hpp"
+#include "plain_copy.hpp"
 #include "process_liveness.hpp"
 #include "progress_hooks.hpp"
 #include "spin_lock.hpp"
@@ -95,9 +96,7 @@ class EagerMailbox {
   /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, a program of
   /// the same swaps ran them level at 256 KiB to 1 MiB a time, and 1.5x as long at 64 KiB.
   static constexpr std::size_t kSwapChunk = 256 * 1024;
-  /// The page size that the offsets of a kernel copy's source and destination are compared in.
-  static constexpr std::size_t kPageBytes = 4096;
-  static_assert(kSwapChunk % kPageBytes == 0, "a swap's chunks start at one offset within a page");
+  static_assert(kSwapChunk % kCopyPageBytes == 0, "a swap's chunks start at one offset within a page");
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
   static constexpr int kMaxRanks = 16;
   /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
@@ -312,7 +311,8 @@ class EagerMailbox {
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
-  std::vector<std::byte> swap_bounce_;  ///< swap_half_with()'s bounce buffer and a page's slack, made at its first swap
+  /// swap_half_with()'s bounce buffer and a page's slack, made at its first swap.
+  std::vector<std::byte> swap_bounce_;
   /// From what size a root lends a broadcast's buffer that lies in a shared segment
   /// (shared_broadcast_lending_threshold()).
   std::size_t lend_shared_broadcasts_from_;
