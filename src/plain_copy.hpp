@@ -1,12 +1,12 @@
 #pragma once
 
-// Copies whose two ends are out of step within a page. glibc's memcpy moves 4 KiB to about a
-// mebibyte with `rep movsb`, as the kernel's copies between processes (process_vm_readv) move
-// everything; on an AMD EPYC (Zen 3) guest both ran 4-20x slower where the destination lay 1-31
-// bytes past the source's offset within a page (1.4-1.9 GB/s against 7-45), and at full speed from
-// 32 bytes on (perftests/README.md, "Copies a few bytes out of step"). A destination that far out
-// of step is what an odd count makes of a block's place in a buffer, and a bounce buffer that
-// malloc placed 16 bytes past a page.
+// Copies whose two ends are out of step within a page. glibc's memcpy moves 4 KiB to about 512
+// KiB with `rep movsb`, as the kernel's copies between processes (process_vm_readv) move
+// everything; on an AMD EPYC (Zen 3) guest memcpy ran 18-28x slower and the kernel's copies 3-6x
+// where the destination lay 1-31 bytes past the source's offset within a page, and both at full
+// speed from 32 bytes on (perftests/README.md, "Copies a few bytes out of step"; copy_step_perf
+// measures any machine). A destination that far out of step is what an odd count makes of a
+// block's place in a buffer, and a bounce buffer that malloc placed 16 bytes past a page.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +31,7 @@ inline constexpr std::size_t kOutOfStepCopyFrom = 4096;
 
 /// Copies `bytes` from `from` to `to` (not overlapping), as memcpy does, but a copy out of step
 /// (out_of_step()) of kOutOfStepCopyFrom or more with 16-byte vector moves on x86-64, which run
-/// at the same speed at any offset (18-22 GB/s on that guest, where memcpy in step ran 20-45).
+/// at the same speed at any offset (22-28 GB/s on that guest, where memcpy in step ran 25-45).
 void plain_copy(void* to, const void* from, std::size_t bytes) noexcept;
 
 }  // namespace meshcomm::detail

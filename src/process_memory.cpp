@@ -73,7 +73,7 @@ std::chrono::nanoseconds fastest_self_read(std::byte* source, std::byte* destina
 /// Whether this machine's kernel copies run slower out of step (plain_copy.hpp): measured once
 /// per process, on its first copy out of step, by reading 64 KiB of its own memory in step and
 /// 16 bytes out of step, five times each (about 0.1-0.5 ms). Slower: the fastest copy out of step
-/// took 1.5x the fastest in step or longer (4-5x on the AMD EPYC guest where it was found).
+/// took 1.5x the fastest in step or longer (3-6x on the AMD EPYC guest where it was found).
 bool kernel_copies_out_of_step_are_slow() noexcept {
   static const bool slow = [] {
     const std::size_t bytes = 64 * 1024 + kCopyPageBytes;

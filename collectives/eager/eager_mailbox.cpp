@@ -628,9 +628,9 @@ int EagerMailbox::swap_half_with(int peer, std::byte* mine, std::uint64_t theirs
   // kernel copies even where it lies in a shared segment, whose mappings here are read-only.
   auto* direct = pid == processes_[rank_].pid ? reinterpret_cast<std::byte*>(theirs) : nullptr;
   if (swap_bounce_.size() < kSwapChunk + kCopyPageBytes) swap_bounce_.resize(kSwapChunk + kCopyPageBytes);
-  // At the peer's block's offset within a page: a copy whose destination lies 1-31 bytes past its
-  // source's offset within a page ran 4-5x slower on an AMD EPYC (Zen 3) guest, in the kernel's
-  // copies and in glibc's memcpy alike (perftests/README.md, "Copies a few bytes out of step").
+  // At the peer's block's offset within a page: a kernel copy whose destination lies 1-31 bytes
+  // past its source's offset within a page ran 3-6x slower on an AMD EPYC (Zen 3) guest
+  // (plain_copy.hpp; perftests/README.md, "Copies a few bytes out of step").
   // The chunks are whole pages apart, so one offset serves them all.
   const auto offset = (theirs + begin - reinterpret_cast<std::uintptr_t>(swap_bounce_.data())) % kCopyPageBytes;
   std::byte* bounce = swap_bounce_.data() + offset;
