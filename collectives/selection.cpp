@@ -71,14 +71,16 @@ SelectionTable SelectionTable::measured_defaults() {
   //   and four ranks on the guest's two cores the swaps run too (eager_store_choice.cpp), and these
   //   rows reach four ranks: `--buffers both --algo auto,pairwise -b 96K -e 24M -f 4`, two launches
   //   each, ran the calls on plain buffers at 1.25-1.89x from 384 KiB, pairwise 0.82-1.24x.
-  //   All-to-allv's counts differ by rank, so `eager` takes every call and hands it, alike on
-  //   every rank, to pairwise where some rank's blocks overflow its slot (40 KiB of blocks at two
-  //   ranks, none read from the writer's input: eager_all_to_allv.hpp): on 2026-11-28
+  //   All-to-allv's counts differ by rank, so `eager` takes every call; a rank's blocks past its
+  //   slot (40 KiB of blocks at two ranks, 48 KiB where ranks share cores: eager_all_to_allv.hpp)
+  //   its peers read from its input, and only where they may not does every rank alike hand the
+  //   call to pairwise (at three and four ranks on mpi and ucx, 56-448 KiB, the reads ran
+  //   0.95-1.39x mpi_best where the hand-over ran 0.57-1.07x: eager_store_choice.cpp). On 2026-11-28
   //   (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
   //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
   //   1.06-1.61x where the blocks a rank sends its peer are 16-37 KiB (ten launches, the lowest
-  //   0.90); 0.92-0.98x against pairwise's 0.97-0.99x where it hands over (the tables' exchange);
-  //   1.15-2.36x at -np 3, 1.40-2.16x at -np 4;
+  //   0.90); 0.92-0.98x against pairwise's 0.97-0.99x where it then handed over (the tables'
+  //   exchange); 1.15-2.36x at -np 3, 1.40-2.16x at -np 4;
   // - small messages: recursive doubling/halving beat MPI (1 round, no staging), except an
   //   all-gather of two ranks up to 4 KiB: there both are one exchange, and recursive doubling's
   //   own steps cost 3-10% of a 1 us call (0.88-1.03x native in two runs of 9 repeats);

@@ -5,10 +5,13 @@
 // sends and how many it expects back. The blocks follow, its own left out (it copies that one
 // from its input), where they all fit the slot; a flag before the table says whether they did, or
 // that they stay in the rank's input, whatever their size, where its peers read them
-// (PayloadWay), each entry's place then being the block's in the input.
+// (PayloadWay), each entry's place then being the block's in the input. Blocks that do not fit
+// stay there wherever the peers may read them (EagerStoreChoice::reads_from_writer()); only where
+// they may not (MESHCOMM_EAGER_PEER_READS=never, or a kernel that forbids the reads) do they
+// overflow, and the call goes to pairwise.
 // The counts differ by rank, so whether they fit is only known once every rank's table is read:
-// then every rank takes its blocks from the slots, or, where some rank's did not fit, every rank
-// alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
+// then every rank takes its blocks from the slots or the inputs, or, where some rank's overflowed,
+// every rank alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
 // pair that disagree about a count fail, naming each other, before any block is read.
 // A rank whose blocks do not fit starts the takeover at once; the others start it once they have
 // read its table, which waits for the last rank to publish. Where the last call was handed over
@@ -27,8 +30,8 @@
 namespace meshcomm::detail {
 
 /// The most bytes of blocks a rank writes into its slot where the ranks are two, and where they
-/// outnumber their cores. Above them the slots' two copies of each block (in, then out) lose to
-/// Open MPI's one (2026-11-28, `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4
+/// outnumber their cores; past them its peers read its blocks from its input. Above them the
+/// slots' two copies of each block (in, then out) lost to Open MPI's one (2026-11-28, `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4
 /// launches a size). At two ranks 44 KiB of blocks ran at 0.96-1.41x mpi_best through the slots
 /// against pairwise's 0.97-0.99x, 48 KiB at 0.87-0.96x against 0.97-0.98x and 56-60 KiB at
 /// 0.80-1.00x against 0.97-1.00x. At three and four ranks on two cores 42-43 KiB ran at 1.9-2.2x

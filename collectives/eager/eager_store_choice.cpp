@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eager_all_to_allv.hpp"
 #include "environment.hpp"
 #include "meshcomm/error.hpp"
 
@@ -85,13 +86,14 @@ PeerReads peer_reads_from_environment() {
 }
 
 EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured,
-                                   bool ranks_share_cores, PeerReads peer_reads)
+                                   bool ranks_share_cores, PeerReads peer_reads, std::size_t all_to_allv_capacity)
     : tables_(std::move(tables)),
       rank_(rank),
       lag_(lag),
       measured_(measured),
       ranks_share_cores_(ranks_share_cores),
       peer_reads_(peer_reads),
+      all_to_allv_capacity_(all_to_allv_capacity),
       choices_(kEntries) {}
 
 EagerStoreChoice::~EagerStoreChoice() = default;
@@ -124,6 +126,15 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
       break;
     case CollectiveKind::all_to_allv: {
       if (args.in_place) return false;
+      // Blocks past the slot would hand the call over to pairwise, whose sends Open MPI or UCX
+      // move by the same one copy a block, behind the matching of every message; read from the
+      // input, wherever the ranks run. Three and four ranks on the Intel Xeon guest's two cores
+      // (2026-12-02, `alltoallv_perf --algo auto,pairwise -b 32K -e 4M -f 2`, the library with
+      // and without this, alternated launches, mpi_best / time): on mpi (two launches each)
+      // 0.95-1.39x at 56-448 KiB where the hand-over had run 0.77-0.97x, level from 1 MiB
+      // (0.94-1.04x against 0.92-1.01x; three ranks at 512 KiB 0.91-0.95x both ways); on ucx (one
+      // each) 1.01-1.35x at 56-512 KiB against 0.57-1.07x.
+      if (!all_to_allv_fits(args, rank_, all_to_allv_capacity_)) return true;
       std::size_t sent = 0;
       for (std::size_t peer = 0; peer < args.layout.send_counts.size(); ++peer) {
         if (peer != static_cast<std::size_t>(rank_)) sent += args.layout.send_counts[peer];

@@ -17,7 +17,8 @@
 //
 // The writer's buffer is read where each reader copies kReadFromWriterFrom or more of the
 // payload, and only in the exchanges: the all-gather, the all-to-all and the all-to-allv out of
-// place, where every rank both writes and reads. A writer whose peers read its buffer cannot
+// place, where every rank both writes and reads; an all-to-allv's also wherever its blocks pass
+// the writer's slot, which would hand the call over to pairwise. A writer whose peers read its buffer cannot
 // finish before they have (EagerMailbox): that costs ranks that share cores each other's turns,
 // but costs an exchange of ranks on cores of their own nothing. In place, where a rank's block
 // for a peer is also where that peer's block for it lands, the all-to-all's two ranks of each
@@ -55,6 +56,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -75,7 +77,8 @@ enum class PayloadWay : int {
 enum class PeerReads {
   never,      ///< every payload goes through the slots
   automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own (the default;
-              ///< an all-to-all in place past the slots, wherever they run)
+              ///< an all-to-all in place past the slots, and an all-to-allv's blocks past its writer's
+              ///< slot, wherever they run)
   always,     ///< every exchange's payload, at every size and wherever the ranks run
 };
 
@@ -111,9 +114,12 @@ class EagerStoreChoice {
   /// every payload (MESHCOMM_STREAMING_STORES=always), nothing timed, and payloads read from their
   /// writers' buffers only where `peer_reads` is always. `ranks_share_cores`: the ranks outnumber
   /// the cores they may run on, and only broadcasts are measured. `peer_reads`: never unless every
-  /// rank may read every peer's memory.
+  /// rank may read every peer's memory. `all_to_allv_capacity`: what an all_to_allv's table and
+  /// blocks may take of a slot (all_to_allv_capacity()); a rank whose blocks do not fit it leaves
+  /// them in its input for its peers to read, unless `peer_reads` is never.
   EagerStoreChoice(std::vector<std::byte*> tables, int rank, int lag, bool measured, bool ranks_share_cores = false,
-                   PeerReads peer_reads = PeerReads::never);
+                   PeerReads peer_reads = PeerReads::never,
+                   std::size_t all_to_allv_capacity = std::numeric_limits<std::size_t>::max());
   EagerStoreChoice(const EagerStoreChoice&) = delete;
   EagerStoreChoice& operator=(const EagerStoreChoice&) = delete;
   ~EagerStoreChoice();
@@ -163,6 +169,7 @@ class EagerStoreChoice {
   bool measured_;
   bool ranks_share_cores_;
   PeerReads peer_reads_;
+  std::size_t all_to_allv_capacity_;
   /// This rank's choices as a decider, per table entry; made when first needed.
   std::vector<std::unique_ptr<MeasuredChoice>> choices_;
 };

@@ -377,7 +377,7 @@ void check_eager_copies_store_both_ways(Communicator& world) {
     // All-to-allv: each rank sends the rank after it, its stores' decider, a block of the class
     // and every other rank a few floats; the blocks lie in peer order, a float apart. For 64 KiB
     // the block is the largest short of the slot (whose table takes room too), which two ranks,
-    // and ranks sharing cores, hand over (eager_all_to_allv.hpp).
+    // and ranks sharing cores, read from the writer's input (eager_all_to_allv.hpp).
     const std::size_t big = std::min(published, std::size_t{16320});
     auto sent = [&](int from, int to) -> std::size_t { return to == (from + 1) % size ? big : 3; };
     auto layout_of = [&](auto count) {

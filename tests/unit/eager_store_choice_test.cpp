@@ -8,8 +8,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "eager/eager_all_to_allv.hpp"
 #include "eager/eager_store_choice.hpp"
 
 namespace meshcomm::detail {
@@ -23,12 +25,13 @@ struct Tables {
   std::array<std::array<std::uint64_t, EagerStoreChoice::kTableBytes / sizeof(std::uint64_t)>, kRanks> words{};
   std::vector<std::unique_ptr<EagerStoreChoice>> ranks;
 
-  explicit Tables(bool measured = true, bool ranks_share_cores = false, PeerReads peer_reads = PeerReads::never) {
+  explicit Tables(bool measured = true, bool ranks_share_cores = false, PeerReads peer_reads = PeerReads::never,
+                  std::size_t all_to_allv_capacity = std::numeric_limits<std::size_t>::max()) {
     std::vector<std::byte*> tables;
     for (auto& table : words) tables.push_back(reinterpret_cast<std::byte*>(table.data()));
     for (int rank = 0; rank < kRanks; ++rank) {
-      ranks.push_back(
-          std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured, ranks_share_cores, peer_reads));
+      ranks.push_back(std::make_unique<EagerStoreChoice>(tables, rank, kLag, measured, ranks_share_cores, peer_reads,
+                                                         all_to_allv_capacity));
     }
   }
 };
@@ -266,6 +269,29 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
 
   Tables never(true, false, PeerReads::never);
   EXPECT_EQ(never.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores);
+}
+
+TEST(EagerStoreChoice, AnAllToAllvWhoseBlocksPassItsSlotIsReadFromTheWritersInput) {
+  // Ranks sharing cores read nothing from their writers' buffers by the size a reader copies;
+  // blocks past the slot, which would hand the call over, are read all the same.
+  constexpr std::size_t kCapacity = 16 * 1024;
+  const std::size_t table = all_to_allv_published_bytes(AllToAllvOf(0, 0, 0).args, 0, kCapacity);
+  const std::size_t fitting = (kCapacity - table) / 2;
+  Tables sharing_cores(true, true, PeerReads::automatic, kCapacity);
+  auto& rank0 = *sharing_cores.ranks[0];
+  const AllToAllvOf fits(0, fitting, fitting);
+  const AllToAllvOf passes(0, fitting, fitting + 1);
+  ASSERT_TRUE(all_to_allv_fits(fits.args, 0, kCapacity));
+  ASSERT_FALSE(all_to_allv_fits(passes.args, 0, kCapacity));
+  EXPECT_EQ(rank0.way(fits.args, kCapacity, 0), PayloadWay::plain_stores);
+  EXPECT_TRUE(rank0.reads_from_writer(passes.args, table));
+  EXPECT_EQ(rank0.way(passes.args, table, 0), PayloadWay::read_from_writer);
+  auto in_place = passes.args;
+  in_place.in_place = true;
+  EXPECT_FALSE(rank0.reads_from_writer(in_place, table)) << "in place its blocks' room is the peers' landing";
+
+  Tables never(true, true, PeerReads::never, kCapacity);
+  EXPECT_FALSE(never.ranks[0]->reads_from_writer(passes.args, table)) << "where no peer may read it, it hands over";
 }
 
 }  // namespace
