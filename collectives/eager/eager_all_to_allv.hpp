@@ -10,10 +10,11 @@
 // they may not (MESHCOMM_EAGER_PEER_READS=never, or a kernel that forbids the reads) do they
 // overflow, and the call goes to pairwise.
 // The counts differ by rank, so whether they fit is only known once every rank's table is read:
-// then every rank takes its blocks from the slots or the inputs, or, where some rank's overflowed,
-// every rank alike hands the call over (EagerMailbox::take_handed_over). The tables also let both ranks of a
-// pair that disagree about a count fail, naming each other, before any block is read.
-// A rank whose blocks do not fit starts the takeover at once; the others start it once they have
+// then every rank takes its blocks from the slots or the inputs, or, where some rank's
+// overflowed, every rank alike hands the call over (EagerMailbox::take_handed_over). The tables
+// also let both ranks of a pair that disagree about a count fail, naming each other, before any
+// block is read.
+// A rank whose blocks overflow starts the takeover at once; the others start it once they have
 // read its table, which waits for the last rank to publish. Where the last call was handed over
 // for want of room, and its own blocks have not shrunk enough since for the largest rank's then
 // to fit, a rank expects the next one to be too (AllToAllvOverflowForecast), says so in its
@@ -31,8 +32,8 @@ namespace meshcomm::detail {
 
 /// The most bytes of blocks a rank writes into its slot where the ranks are two, and where they
 /// outnumber their cores; past them its peers read its blocks from its input. Above them the
-/// slots' two copies of each block (in, then out) lost to Open MPI's one (2026-11-28, `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4
-/// launches a size). At two ranks 44 KiB of blocks ran at 0.96-1.41x mpi_best through the slots
+/// slots' two copies of each block (in, then out) lost to Open MPI's one (2026-11-28,
+/// `alltoallv_perf --algo auto,eager,pairwise`, -n 200-300, 2-4 launches a size). At two ranks 44 KiB of blocks ran at 0.96-1.41x mpi_best through the slots
 /// against pairwise's 0.97-0.99x, 48 KiB at 0.87-0.96x against 0.97-0.98x and 56-60 KiB at
 /// 0.80-1.00x against 0.97-1.00x. At three and four ranks on two cores 42-43 KiB ran at 1.9-2.2x
 /// mpi_best where pairwise ran 0.9-1.0x, and 58-60 KiB at 0.77-0.79x. Blocks read from the

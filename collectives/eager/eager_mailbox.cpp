@@ -251,10 +251,10 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       size_(static_cast<int>(bases_.size())),
       processes_(std::move(processes)),
       where_(std::move(where)),
-      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads,
-              all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
-      lend_shared_broadcasts_from_(shared_broadcast_lending_threshold(peer_reads, ranks_share_cores)),
       all_to_allv_capacity_(all_to_allv_capacity(size_, ranks_share_cores, kPayloadBytes)),
+      stores_(tables_of(bases_), rank, kSlots, streaming_stores_are_measured(), ranks_share_cores, peer_reads,
+              all_to_allv_capacity_),
+      lend_shared_broadcasts_from_(shared_broadcast_lending_threshold(peer_reads, ranks_share_cores)),
       forecast_(all_to_allv_capacity_),
       peers_finished_(bases_.size(), 0) {
   // A rank whose payload its peers read from its buffer finishes only once they have: they must

@@ -309,6 +309,7 @@ class EagerMailbox {
   int size_;
   RankProcesses processes_;  ///< every rank's process, to tell a rank that has ended from a slow one
   ErrorContext where_;  ///< built once: an error is rare, a call is not
+  std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
   std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
   /// swap_half_with()'s bounce buffer and a page's slack, made at its first swap.
@@ -316,7 +317,6 @@ class EagerMailbox {
   /// From what size a root lends a broadcast's buffer that lies in a shared segment
   /// (shared_broadcast_lending_threshold()).
   std::size_t lend_shared_broadcasts_from_;
-  std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   AllToAllvOverflowForecast forecast_;  ///< whether this rank hands its next all_to_allv over at once
   /// Held by a call and by tests of its works, which progress threads may run: a spin lock, since
   /// a pthread mutex's lock and unlock were a tenth of a small call's instructions.

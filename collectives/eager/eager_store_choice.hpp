@@ -18,9 +18,9 @@
 // The writer's buffer is read where each reader copies kReadFromWriterFrom or more of the
 // payload, and only in the exchanges: the all-gather, the all-to-all and the all-to-allv out of
 // place, where every rank both writes and reads; an all-to-allv's also wherever its blocks pass
-// the writer's slot, which would hand the call over to pairwise. A writer whose peers read its buffer cannot
-// finish before they have (EagerMailbox): that costs ranks that share cores each other's turns,
-// but costs an exchange of ranks on cores of their own nothing. In place, where a rank's block
+// the writer's slot, which would hand the call over to pairwise. A writer whose peers read its
+// buffer cannot finish before they have (EagerMailbox): that costs ranks that share cores each
+// other's turns, but costs an exchange of ranks on cores of their own nothing. In place, where a rank's block
 // for a peer is also where that peer's block for it lands, the all-to-all's two ranks of each
 // pair swap their two blocks between their buffers, each one half (EagerMailbox), past the slots
 // and wherever the ranks run: every rank both lends and swaps. Such payloads are neither stored
