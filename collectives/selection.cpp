@@ -74,8 +74,8 @@ SelectionTable SelectionTable::measured_defaults() {
   //   All-to-allv's counts differ by rank, so `eager` takes every call; a rank's blocks past its
   //   slot (40 KiB of blocks at two ranks, 48 KiB where ranks share cores: eager_all_to_allv.hpp)
   //   its peers read from its input, and only where they may not does every rank alike hand the
-  //   call to pairwise (at three and four ranks on mpi and ucx, 56-448 KiB, the reads ran
-  //   0.95-1.39x mpi_best where the hand-over ran 0.57-1.07x: eager_store_choice.cpp). On
+  //   call to pairwise (at three and four ranks on mpi and ucx, 56-512 KiB, the reads ran
+  //   0.91-1.66x mpi_best where the hand-over ran 0.49-1.19x: eager_store_choice.cpp). On
   //   2026-11-28 (`alltoallv_perf --algo auto,pairwise`) 1.13-1.53x mpi_best from 12 B to 1.5 KiB and
   //   1.37-2.97x at 6-24 KiB at -np 2 on mpi, where pairwise ran 0.82-0.98x, and medians of
   //   1.06-1.61x where the blocks a rank sends its peer are 16-37 KiB (ten launches, the lowest

@@ -132,8 +132,8 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
       // (2026-12-02, `alltoallv_perf --algo auto,pairwise -b 32K -e 4M -f 2`, the library with
       // and without this, alternated launches, mpi_best / time): on mpi (two launches each)
       // 0.95-1.39x at 56-448 KiB where the hand-over had run 0.77-0.97x, level from 1 MiB
-      // (0.94-1.04x against 0.92-1.01x; three ranks at 512 KiB 0.91-0.95x both ways); on ucx (one
-      // each) 1.01-1.35x at 56-512 KiB against 0.57-1.07x.
+      // (0.94-1.04x against 0.92-1.01x; three ranks at 512 KiB 0.91-0.95x both ways); on ucx (two
+      // each, to 2 MiB) 0.97-1.66x at 56-512 KiB against 0.49-1.19x.
       if (!all_to_allv_fits(args, rank_, all_to_allv_capacity_)) return true;
       std::size_t sent = 0;
       for (std::size_t peer = 0; peer < args.layout.send_counts.size(); ++peer) {
