@@ -15,6 +15,10 @@
 //   layer pays instead, in each direction;
 // - over `mpi_isend_irecv`, the p2p strategy's forward bytes moved by concurrent raw Irecv/Isend
 //   pairs, as a hand-written exchange does (`mpi_sendrecv`: the same bytes, two MPI_Sendrecv calls).
+// On host memory a `copy_floor` row times each rank copying the rows it sends once, with memcpy,
+// into a buffer of its own, every rank at once: no exchange can move its rows into the neighbours'
+// buffers with less than that copy, so each forward row's speed against it says how
+// much of its time is left to gain (the `vs copy_floor` column; below 1 for every exchange).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -119,10 +123,12 @@ struct Result {
 /// Irecv/Isend pairs, as a hand-written halo exchange does) and two sequential MPI_Sendrecv calls.
 constexpr const char* kRawExchange = "mpi_isend_irecv";
 constexpr const char* kRawSendrecv = "mpi_sendrecv";
+/// Each rank's copy of the rows it sends into a buffer of its own: the least any exchange costs.
+constexpr const char* kCopyFloor = "copy_floor";
 
 std::vector<std::string> chosen_strategies(const std::string& text) {
-  const std::vector<std::string> all = {"p2p", "neighbor_alltoallv", "mpi_neighbor", "rma", kRawExchange, kRawSendrecv,
-                                        "heads_alltoall"};
+  const std::vector<std::string> all = {"p2p",        "neighbor_alltoallv", "mpi_neighbor",  "rma", kRawExchange,
+                                        kRawSendrecv, kCopyFloor,           "heads_alltoall"};
   if (text == "all") return all;
   std::string name = text == "neighbor_alltoall" ? "neighbor_alltoallv" : text;
   if (std::find(all.begin(), all.end(), name) == all.end()) {
@@ -130,7 +136,7 @@ std::vector<std::string> chosen_strategies(const std::string& text) {
                 fmt::format("--strategy {} is unknown; valid: all, {}", text, fmt::join(all, ", ")));
   }
   std::vector<std::string> chosen{name};
-  for (const char* baseline : {kRawExchange, "heads_alltoall"}) {
+  for (const char* baseline : {kRawExchange, kCopyFloor, "heads_alltoall"}) {
     if (name != baseline) chosen.emplace_back(baseline);
   }
   return chosen;
@@ -174,20 +180,36 @@ void add_head_transposes(Communicator& comm, const HaloOptions& options, const C
                                 filled_buffer(heads_bytes, std::byte{5}, options.memory))});
 }
 
-/// The p2p strategy's forward bytes moved by raw Open MPI calls on `extended` (no periodic wrap):
-/// my last `left` rows go right and become its left halo; my first `right` rows go left.
+/// The rows the p2p strategy's forward sends from a rank's extended buffer (no periodic wrap):
+/// its last `left` rows go right and become that rank's left halo, its first `right` rows go
+/// left; nothing toward a neighbour it does not have.
+struct SentRows {
+  std::byte* to_right = nullptr;  ///< rows left+own-left .. left+own
+  std::size_t to_right_bytes = 0;
+  std::byte* to_left = nullptr;
+  std::size_t to_left_bytes = 0;
+
+  SentRows(const Communicator& comm, const Case& shape, std::byte* extended)
+      : to_right(extended + shape.own * shape.row_bytes),
+        to_right_bytes(comm.rank() + 1 < comm.size() ? shape.left * shape.row_bytes : 0),
+        to_left(extended + shape.left * shape.row_bytes),
+        to_left_bytes(comm.rank() > 0 ? shape.right * shape.row_bytes : 0) {}
+
+  [[nodiscard]] std::size_t bytes() const noexcept { return to_right_bytes + to_left_bytes; }
+};
+
+/// The p2p strategy's forward bytes (SentRows) moved by raw Open MPI calls on `extended`.
 void add_raw_exchange(const std::string& name, Communicator& comm, const HaloOptions& options, const Case& shape,
                       std::byte* extended, std::vector<Variant>& variants) {
   const int rank = comm.rank();
-  const bool has_left = rank > 0;
-  const bool has_right = rank + 1 < comm.size();
-  const int left_peer = has_left ? rank - 1 : MPI_PROC_NULL;
-  const int right_peer = has_right ? rank + 1 : MPI_PROC_NULL;
+  const int left_peer = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+  const int right_peer = rank + 1 < comm.size() ? rank + 1 : MPI_PROC_NULL;
   const auto& [shard_rows, own, left, right, row_bytes, type, sequence, heads, stream] = shape;
-  const std::size_t bytes = ((has_right ? left : 0) + (has_left ? right : 0)) * row_bytes;
-  std::byte* to_right = extended + own * row_bytes;  // rows left+own-left .. left+own
+  const SentRows sent(comm, shape, extended);
+  const std::size_t bytes = sent.bytes();
+  std::byte* to_right = sent.to_right;
   std::byte* from_left = extended;
-  std::byte* to_left = extended + left * row_bytes;
+  std::byte* to_left = sent.to_left;
   std::byte* from_right = extended + (left + own) * row_bytes;
   const int left_count = static_cast<int>(left * row_bytes);
   const int right_count = static_cast<int>(right * row_bytes);
@@ -216,6 +238,17 @@ void add_raw_exchange(const std::string& name, Communicator& comm, const HaloOpt
                       }});
 }
 
+/// The copy floor of the p2p strategy's forward: each rank copies the rows it sends (SentRows)
+/// once, with memcpy, into a buffer of its own.
+void add_copy_floor(const Communicator& comm, const Case& shape, std::byte* extended, std::vector<Variant>& variants) {
+  const SentRows sent(comm, shape, extended);
+  auto copies = std::make_shared<std::vector<std::byte>>(sent.bytes(), std::byte{6});
+  variants.push_back({kCopyFloor, "forward", sent.bytes(), [sent, copies] {
+                        std::memcpy(copies->data(), sent.to_right, sent.to_right_bytes);
+                        std::memcpy(copies->data() + sent.to_right_bytes, sent.to_left, sent.to_left_bytes);
+                      }});
+}
+
 /// Adds `comm`'s variants of every chosen strategy; `suffix` tells backends apart ("@ucx") when
 /// several run side by side, and `baselines` adds the raw MPI and head all-to-all references.
 void add_variants(Communicator& comm, const HaloOptions& options, const Case& shape, const std::string& suffix,
@@ -240,6 +273,10 @@ void add_variants(Communicator& comm, const HaloOptions& options, const Case& sh
     if (name == "heads_alltoall") {
       if (!baselines) continue;
       add_head_transposes(comm, options, shape, variants);
+      continue;
+    }
+    if (name == kCopyFloor) {
+      if (baselines && memory == MemoryKind::host) add_copy_floor(comm, shape, extended.get(), variants);
       continue;
     }
     if (name == kRawExchange || name == kRawSendrecv) {
@@ -337,15 +374,18 @@ double speedup_over(std::map<std::string, double>& reference, const Result& r) {
 void print_table(const std::vector<Result>& results) {
   auto heads = times_of(results, "heads_alltoall");
   auto raw = times_of(results, kRawExchange);
-  fmt::print("# {:>8} {:>20} {:>9} {:>14} {:>12} {:>10} {:>14} {:>16}\n", "seq", "strategy", "direction", "bytes/rank",
-             "time (us)", "GB/s", "vs heads_a2a", "vs isend_irecv");
+  auto floor = times_of(results, kCopyFloor);
+  fmt::print("# {:>8} {:>20} {:>9} {:>14} {:>12} {:>10} {:>14} {:>16} {:>15}\n", "seq", "strategy", "direction",
+             "bytes/rank", "time (us)", "GB/s", "vs heads_a2a", "vs isend_irecv", "vs copy_floor");
   auto ratio = [](double speedup, const char* format) {
     return speedup > 0 ? fmt::format(fmt::runtime(format), speedup) : std::string("-");
   };
   for (const auto& r : results) {
-    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>14} {:>16}\n", r.seq, r.strategy, r.direction,
-               r.bytes, r.time_us, r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0,
-               ratio(speedup_over(heads, r), "{:.1f}x"), ratio(speedup_over(raw, r), "{:.2f}x"));
+    fmt::print("  {:>8} {:>20} {:>9} {:>14} {:>12.1f} {:>10.2f} {:>14} {:>16} {:>15}\n", r.seq, r.strategy,
+               r.direction, r.bytes, r.time_us,
+               r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0.0,
+               ratio(speedup_over(heads, r), "{:.1f}x"), ratio(speedup_over(raw, r), "{:.2f}x"),
+               ratio(speedup_over(floor, r), "{:.2f}x"));
   }
 }
 
@@ -379,6 +419,7 @@ void run_on(const std::vector<Communicator*>& comms, const HaloOptions& options,
     if (!options.json_path.empty()) {
       auto heads = times_of(all, "heads_alltoall");
       auto raw = times_of(all, kRawExchange);
+      auto floor = times_of(all, kCopyFloor);
       nlohmann::json records = nlohmann::json::array();
       for (const auto& r : all) {
         records.push_back({{"strategy", r.strategy}, {"direction", r.direction}, {"ranks", comm.size()},
@@ -388,7 +429,8 @@ void run_on(const std::vector<Communicator*>& comms, const HaloOptions& options,
                            {"backends", fmt::format("{}", fmt::join(backends, ","))},
                            {"buffers", options.shared_buffers ? "shared" : "user"}, {"bytes_per_rank", r.bytes},
                            {"time_us", r.time_us}, {"speedup_vs_heads", speedup_over(heads, r)},
-                           {"speedup_vs_isend_irecv", speedup_over(raw, r)}});
+                           {"speedup_vs_isend_irecv", speedup_over(raw, r)},
+                           {"speedup_vs_copy_floor", speedup_over(floor, r)}});
       }
       std::ofstream(options.json_path) << records.dump(2) << "\n";
       fmt::print("# JSON records: {}\n", options.json_path);
@@ -436,8 +478,8 @@ int run(int argc, char** argv) {
   command_line.option("--dtype", options.dtype, "f32 or bf16").show_default().one_of({"f32", "bf16"});
   command_line
       .option("--strategy", options.strategy,
-              "all, p2p, neighbor_alltoall, mpi_neighbor (mpi backend), rma (ucx backend), mpi_sendrecv or "
-              "heads_alltoall")
+              "all, p2p, neighbor_alltoall, mpi_neighbor (mpi backend), rma (ucx backend), mpi_sendrecv, "
+              "copy_floor or heads_alltoall")
       .show_default();
   command_line.flag("--causal", options.causal, "causal window (left halo only)");
   command_line.flag("--touch", options.touch,
