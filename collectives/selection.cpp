@@ -318,7 +318,10 @@ SelectionTable SelectionTable::measured_defaults() {
   //   On allocate_shared buffers its root lends them from 512 KiB there (eager_mailbox.cpp),
   //   level with shm. At 3 ranks it was ahead out of place at 1-64 MiB (1.18-2.76x against
   //   0.89-1.19x) but behind at rest in place at 2-4 MiB (0.76-0.86x against 0.92-1.03x; three
-  //   launches), so the tree keeps 3 ranks.
+  //   launches), so the tree keeps 3 ranks. Rank 0's measured choice between the two (the
+  //   all-reduce's, timed on rank 0), tried at 3-8 ranks on 2026-12-02, gained out of place at 1-4
+  //   MiB and lost in place at 1 MiB and at 64 MiB: the root's own time does not rank them as the
+  //   readers' does (perftests/HISTORY.md, "The broadcast from 512 KiB at three and four ranks").
   // - on nccl, NCCL's own collectives run on the stream with no host round trip: always native
   //   where it can run the call.
   // - on ucx (no native collectives), the shm path reads allocate_shared memory that UCX mapped
