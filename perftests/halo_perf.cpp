@@ -184,12 +184,12 @@ void add_head_transposes(Communicator& comm, const HaloOptions& options, const C
 /// its last `left` rows go right and become that rank's left halo, its first `right` rows go
 /// left; nothing toward a neighbour it does not have.
 struct SentRows {
-  std::byte* to_right = nullptr;  ///< rows left+own-left .. left+own
+  const std::byte* to_right = nullptr;  ///< rows left+own-left .. left+own
   std::size_t to_right_bytes = 0;
-  std::byte* to_left = nullptr;
+  const std::byte* to_left = nullptr;
   std::size_t to_left_bytes = 0;
 
-  SentRows(const Communicator& comm, const Case& shape, std::byte* extended)
+  SentRows(const Communicator& comm, const Case& shape, const std::byte* extended)
       : to_right(extended + shape.own * shape.row_bytes),
         to_right_bytes(comm.rank() + 1 < comm.size() ? shape.left * shape.row_bytes : 0),
         to_left(extended + shape.left * shape.row_bytes),
@@ -207,9 +207,9 @@ void add_raw_exchange(const std::string& name, Communicator& comm, const HaloOpt
   const auto& [shard_rows, own, left, right, row_bytes, type, sequence, heads, stream] = shape;
   const SentRows sent(comm, shape, extended);
   const std::size_t bytes = sent.bytes();
-  std::byte* to_right = sent.to_right;
+  const std::byte* to_right = sent.to_right;
   std::byte* from_left = extended;
-  std::byte* to_left = sent.to_left;
+  const std::byte* to_left = sent.to_left;
   std::byte* from_right = extended + (left + own) * row_bytes;
   const int left_count = static_cast<int>(left * row_bytes);
   const int right_count = static_cast<int>(right * row_bytes);
@@ -240,7 +240,8 @@ void add_raw_exchange(const std::string& name, Communicator& comm, const HaloOpt
 
 /// The copy floor of the p2p strategy's forward: each rank copies the rows it sends (SentRows)
 /// once, with memcpy, into a buffer of its own.
-void add_copy_floor(const Communicator& comm, const Case& shape, std::byte* extended, std::vector<Variant>& variants) {
+void add_copy_floor(const Communicator& comm, const Case& shape, const std::byte* extended,
+                    std::vector<Variant>& variants) {
   const SentRows sent(comm, shape, extended);
   auto copies = std::make_shared<std::vector<std::byte>>(sent.bytes(), std::byte{6});
   variants.push_back({kCopyFloor, "forward", sent.bytes(), [sent, copies] {
