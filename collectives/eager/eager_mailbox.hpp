@@ -90,8 +90,13 @@ class EagerMailbox {
  public:
   /// The most bytes one rank publishes per operation.
   static constexpr std::size_t kPayloadBytes = 64 * 1024;
-  /// Operations in flight before a rank waits for its peers to catch up.
-  static constexpr int kSlots = 4;
+  /// Operations in flight before a rank waits for its peers to catch up. Sixteen hold a 1 MiB
+  /// broadcast's pieces, so that a root sending data at rest up to that size stores nothing: at
+  /// two ranks on an Intel Xeon guest (2026-12-02, two alternated pairs of launches against four
+  /// slots) in place at rest 1.14-1.17x `mpi_best` at 512 KiB and 1.41-1.50x at 1 MiB where four
+  /// ran 0.51-0.75x, level with new data in every call, and at four ranks the 8-128 B broadcasts
+  /// in half the time (perftests/HISTORY.md, "Sixteen eager slots").
+  static constexpr int kSlots = 16;
   /// The bytes an in-place all-to-all's swap moves through its bounce buffer at a time
   /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, a program of
   /// the same swaps ran them level at 256 KiB to 1 MiB a time, and 1.5x as long at 64 KiB.

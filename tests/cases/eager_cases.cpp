@@ -20,7 +20,7 @@ namespace meshcomm::testing {
 
 namespace {
 
-constexpr int kOperations = 12;  // three times the eager slots
+constexpr int kOperations = 3 * kEagerSlots;
 constexpr std::size_t kCount = 4;
 
 /// One call's type and count.
@@ -186,7 +186,8 @@ void check_eager_broadcasts_in_pieces(Communicator& world) {
   {
     auto comm = world.split(0, rank);
     if (rank == 0) {
-      std::vector<float> data(100000, 1.0F);  // seven pieces: three wait for a slot
+      // Three pieces (of 16384 floats) more than the slots: those three wait for a slot.
+      std::vector<float> data((kEagerSlots + 2) * std::size_t{16384} + 1000, 1.0F);
       expect_eager_timeout([&] { return comm.broadcast(std::span<float>(data), {.algorithm = "eager"}); },
                            "eager broadcast");
     }
@@ -274,7 +275,7 @@ void check_eager_broadcasts_of_shared_buffers(Communicator& world) {
   auto comm = world.split(0, world.rank());
   const int rank = comm.rank();
   // Three pieces and 7 bytes; five whole pieces; 5 bytes short of 512 KiB, from which a root lends
-  // where the ranks share cores; twenty pieces and three elements (five times the slots).
+  // where the ranks share cores; twenty pieces and three elements (more than the slots).
   const std::array cases{CallShape{DataType::u8, 3 * 65536 + 7}, CallShape{DataType::f32, 5 * 16384},
                          CallShape{DataType::u8, 8 * 65536 - 5}, CallShape{DataType::f64, 20 * 8192 + 3}};
   std::vector<SharedBuffer> shared;
@@ -296,7 +297,10 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
   auto comm = world.split(0, world.rank());
   const int size = comm.size();
   const int rank = comm.rank();
-  constexpr int kCalls = 14;
+  // Unchanged past the slots (each slot then holds the call's payload), then changed at its end,
+  // in a middle block and at its start, then as it first was, after an all-reduce, after a barrier.
+  constexpr int kChangedEnd = kEagerSlots + 2;
+  constexpr int kCalls = kChangedEnd + 8;
   // 1000 B; 16 KiB; one slot's 64 KiB; three slots' payloads and 12 bytes, in four pieces.
   for (std::size_t count : {std::size_t{250}, std::size_t{4096}, std::size_t{16384}, std::size_t{49155}}) {
     for (int root : {0, size - 1}) {
@@ -305,18 +309,18 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
       std::vector<float> sent = original;  // what the root sends, alike on every rank
       std::vector<float> data(count);
       for (int call = 0; call < kCalls; ++call) {
-        if (call == 6) sent.back() += 1.0F;
-        if (call == 8) sent[std::min(count - 1, std::size_t{1500})] += 1.0F;  // the second 4 KiB block
-        if (call == 9) sent.front() += 1.0F;
-        if (call == 10) sent = original;
-        if (call == 11) {
+        if (call == kChangedEnd) sent.back() += 1.0F;
+        if (call == kChangedEnd + 2) sent[std::min(count - 1, std::size_t{1500})] += 1.0F;  // the second 4 KiB block
+        if (call == kChangedEnd + 3) sent.front() += 1.0F;
+        if (call == kChangedEnd + 4) sent = original;
+        if (call == kChangedEnd + 5) {
           // An 8 KiB all-reduce's payload goes into the slot the next broadcast uses (or one of them).
           std::vector<float> ones(2048, 1.0F), sums(2048);
           comm.all_reduce(std::span<const float>(ones), std::span<float>(sums), {.algorithm = "eager"})
               .wait(std::chrono::seconds(20));
           ASSERT_EQ(sums, std::vector<float>(2048, static_cast<float>(size)));
         }
-        if (call == 12) comm.barrier();  // its record alone, in the slot's first line
+        if (call == kChangedEnd + 6) comm.barrier();  // its record alone, in the slot's first line
         if (rank == root) {
           data = sent;
         } else {

@@ -7,6 +7,10 @@
 
 namespace meshcomm::testing {
 
+/// The eager slots each rank owns (EagerMailbox::kSlots, which unit_eager_slots_test holds this to):
+/// the cases run more calls than there are slots, so that slots are reused.
+inline constexpr int kEagerSlots = 16;
+
 /// Every rank starts three times as many small collectives as there are slots without waiting
 /// (one rank late), then waits for them newest first: every result is exact.
 void check_eager_calls_run_ahead(Communicator& world);

@@ -385,7 +385,7 @@ TEST(MpiCollectives, ShmAllReducesReserveTheirEagerTakeoverInCallOrder) {
   const int rank = comm.rank();
   constexpr std::size_t kLarge = (std::size_t{1} << 18) + 7;
   constexpr std::size_t kSmall = 100;
-  constexpr int kSmallCalls = 6;  // more than the eager slots (EagerMailbox::kSlots)
+  constexpr int kSmallCalls = kEagerSlots + 2;  // more than the eager slots
   enum class Buffers { shared, plain, shared_but_last_rank };
   struct Call {
     std::span<float> input;
