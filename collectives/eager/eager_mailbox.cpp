@@ -388,10 +388,11 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   } else if (args.root == rank_) {
     store(payload, args.output.data, bytes);
   }
-  // A payload in the inline bytes (a barrier's, a small call's) leaves the slot's payload bytes
-  // as they were, and what the root kept of them true.
-  const bool stored_as_root = args.kind == CollectiveKind::broadcast && args.root == rank_ && !lent;
-  if (beyond_inline && !stored_as_root) held_starts_[slot_index].count = 0;
+  // What a root kept of its slot's payload stays true unless this call wrote other bytes there. A
+  // payload in the inline bytes (a barrier's, a small call's) leaves the payload bytes as they
+  // were; so does a broadcast's reader, and a root that lends its buffer writes where it lies
+  // past them, at the slot's end, in a block its next comparison finds changed and stores.
+  if (beyond_inline && args.kind != CollectiveKind::broadcast) held_starts_[slot_index].count = 0;
   if (timed) {
     const std::uint64_t took = elapsed_nanoseconds(began);
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);

@@ -298,9 +298,13 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
   const int size = comm.size();
   const int rank = comm.rank();
   // Unchanged past the slots (each slot then holds the call's payload), then changed at its end,
-  // in a middle block and at its start, then as it first was, after an all-reduce, after a barrier.
+  // in a middle block and at its start, then as it first was, after an all-reduce, after a
+  // barrier, then from an allocate_shared buffer of the root's through every slot (lent to the
+  // readers from 32 KiB, the slots' payloads left as they were but their ends), then again from
+  // the plain buffer.
   constexpr int kChangedEnd = kEagerSlots + 2;
-  constexpr int kCalls = kChangedEnd + 8;
+  constexpr int kLentFrom = kChangedEnd + 7;
+  constexpr int kCalls = kLentFrom + kEagerSlots + 2;
   // 1000 B; 16 KiB; one slot's 64 KiB; three slots' payloads and 12 bytes, in four pieces.
   for (std::size_t count : {std::size_t{250}, std::size_t{4096}, std::size_t{16384}, std::size_t{49155}}) {
     for (int root : {0, size - 1}) {
@@ -308,6 +312,7 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
       for (std::size_t i = 0; i < count; ++i) original[i] = static_cast<float>(verifiable::payload(root, 0, i));
       std::vector<float> sent = original;  // what the root sends, alike on every rank
       std::vector<float> data(count);
+      SharedBuffer shared = rank == root ? comm.allocate_shared(count * sizeof(float)) : SharedBuffer{};
       for (int call = 0; call < kCalls; ++call) {
         if (call == kChangedEnd) sent.back() += 1.0F;
         if (call == kChangedEnd + 2) sent[std::min(count - 1, std::size_t{1500})] += 1.0F;  // the second 4 KiB block
@@ -321,14 +326,17 @@ void check_eager_broadcasts_of_data_at_rest(Communicator& world) {
           ASSERT_EQ(sums, std::vector<float>(2048, static_cast<float>(size)));
         }
         if (call == kChangedEnd + 6) comm.barrier();  // its record alone, in the slot's first line
+        const bool lent = rank == root && call >= kLentFrom && call < kLentFrom + kEagerSlots;
+        std::span<float> buffer(data);
+        if (lent) buffer = shared.as<float>().first(count);
         if (rank == root) {
-          data = sent;
+          std::copy(sent.begin(), sent.end(), buffer.begin());
         } else {
-          std::fill(data.begin(), data.end(), -1.0F);
+          std::fill(buffer.begin(), buffer.end(), -1.0F);
         }
-        comm.broadcast(std::span<float>(data), {.root = root, .algorithm = "eager"}).wait(std::chrono::seconds(20));
-        ASSERT_EQ(data, sent) << "broadcast of " << count << " floats from " << root << ", call " << call
-                              << ", on rank " << rank;
+        comm.broadcast(buffer, {.root = root, .algorithm = "eager"}).wait(std::chrono::seconds(20));
+        ASSERT_TRUE(std::equal(buffer.begin(), buffer.end(), sent.begin(), sent.end()))
+            << "broadcast of " << count << " floats from " << root << ", call " << call << ", on rank " << rank;
       }
     }
   }
