@@ -361,9 +361,10 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
       std::memcpy(to, from, count);
     }
   };
-  const bool timed = bytes >= EagerStoreChoice::kMeasuredFrom && stores_.times_writing(args, bytes);
-  const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const bool lent = way == PayloadWay::read_from_writer || (beyond_inline && lends_shared_broadcast(args));
+  // A payload left in the buffer writes nothing to time: its readers' copies are all it costs.
+  const bool timed = bytes >= EagerStoreChoice::kMeasuredFrom && !lent && stores_.times_writing(args, bytes);
+  const auto began = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (beyond_inline) {
     const std::uint64_t writer_buffer = lent ? reinterpret_cast<std::uint64_t>(args.input.data) : 0;
     std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
@@ -455,14 +456,16 @@ void EagerMailbox::finish(const Operation& operation) {
     if (published > kInlineBytes) std::memcpy(&address, slot(writer, operation.op) + kWriterBufferAt, sizeof address);
     return address;
   };
-  // Where this rank decides how a peer stores its payloads, it times its copy of that payload (an
-  // all_to_allv's decider may read a large block from its writer while it publishes little),
-  // unless the payload was not stored: left in the writer's buffer.
+  // Where this rank decides how a peer passes its payloads on, it times its copy of that payload
+  // (an all_to_allv's decider may read a large block from its writer while it publishes little),
+  // out of the slot or out of the writer's buffer, but only where it went the way decided for it:
+  // a writer leaves blocks past its slot in its buffer whatever was decided.
   const bool measurable =
       published >= EagerStoreChoice::kMeasuredFrom || args.kind == CollectiveKind::all_to_allv;
   bool decides = measurable && stores_.decides(args, published);
   const int timed_writer = decides ? stores_.timed_writer(args) : -1;
-  decides = decides && writer_buffer(timed_writer) == 0;
+  const bool timed_writer_lent = decides && writer_buffer(timed_writer) != 0;
+  decides = decides && timed_writer_lent == stores_.decided_read_from_writer(args, published, operation.op);
   std::uint64_t reading_took = 0;
   int unread_writer = -1;  // a writer whose buffer could not be read, and why
   int unread_errno = 0;
@@ -605,8 +608,8 @@ void EagerMailbox::finish(const Operation& operation) {
     decides = false;
   }
   if (decides) {
-    std::uint64_t writing_took = 0;
-    std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
+    std::uint64_t writing_took = 0;  // a payload left in its buffer wrote nothing
+    if (!timed_writer_lent) std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
     const auto took = std::chrono::nanoseconds(reading_took + writing_took);
     stores_.record(args, published, operation.op, took);
   }
@@ -683,10 +686,9 @@ void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std
 }
 
 std::size_t EagerMailbox::shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept {
-  // From the size at which the exchanges' readers read their writers' buffers: lent, a 1 KiB
-  // broadcast at two ranks took 1.08 us against 0.44 through the slots, the root waiting for its
-  // reader, and each call would look the buffer up. Where the ranks share cores the root's wait
-  // for its readers, who need its core, costs more: on the AMD EPYC VM on 2026-11-30, 3 and 4
+  // Lent, a 1 KiB broadcast at two ranks took 1.08 us against 0.44 through the slots, the root
+  // waiting for its reader, and each call would look the buffer up. Where the ranks share cores
+  // the root's wait for its readers, who need its core, costs more: on the AMD EPYC VM on 2026-11-30, 3 and 4
   // ranks on its 2 cores (`broadcast_perf --buffers shared --algo eager,shm`, two alternated
   // launches each with and without lending, mpi_best / time, out / in place), lent broadcasts
   // took 13.4-28.4 us at 32 KiB against 3.8-9.7 through the slots and 14.2-36.1 us at 128 KiB
@@ -695,7 +697,7 @@ std::size_t EagerMailbox::shared_broadcast_lending_threshold(PeerReads peer_read
   // broadcast (1.21-1.65 / 1.41-1.96x).
   if (peer_reads == PeerReads::never) return std::numeric_limits<std::size_t>::max();
   if (peer_reads == PeerReads::automatic && ranks_share_cores) return kLendSharedBroadcastsWhereCoresAreSharedFrom;
-  return EagerStoreChoice::kReadFromWriterFrom;
+  return kLendSharedBroadcastsFrom;
 }
 
 bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noexcept {

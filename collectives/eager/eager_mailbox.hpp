@@ -104,11 +104,14 @@ class EagerMailbox {
   static_assert(kSwapChunk % kCopyPageBytes == 0, "a swap's chunks start at one offset within a page");
   /// Beyond this many ranks a latency-optimal algorithm reads fewer slots than this path.
   static constexpr int kMaxRanks = 16;
+  /// Where the ranks have cores of their own, a root lends broadcasts of shared buffers from this
+  /// size (shared_broadcast_lending_threshold() says what it cost below).
+  static constexpr std::size_t kLendSharedBroadcastsFrom = 32 * 1024;
   /// Where the ranks share cores, a root lends broadcasts of shared buffers from this size (below
   /// it, its wait for readers who need its core costs more than the slots' copies).
   static constexpr std::size_t kLendSharedBroadcastsWhereCoresAreSharedFrom = 512 * 1024;
   /// From what size a root lends a broadcast's buffer that lies in a shared segment: where every
-  /// rank may read every peer's memory (PeerReads), from EagerStoreChoice::kReadFromWriterFrom, or
+  /// rank may read every peer's memory (PeerReads), from kLendSharedBroadcastsFrom, or
   /// from kLendSharedBroadcastsWhereCoresAreSharedFrom where the ranks share cores, since a root
   /// that lends cannot finish before its readers have read; never where `peer_reads` is never.
   static std::size_t shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept;

@@ -20,22 +20,36 @@ constexpr int kClasses = static_cast<int>(std::bit_width(EagerStoreChoice::kMeas
 constexpr int kEntries = kMeasuredKinds * kPlacements * kClasses;
 static_assert(kEntries * sizeof(std::uint64_t) <= EagerStoreChoice::kTableBytes);
 
-/// A table entry: the stores before operation `from`, and from it on (1: streaming).
+/// A table entry: the way (a PayloadWay) before operation `from`, and from it on.
 struct Entry {
   int before = 0;
   int after = 0;
   std::int64_t from = 0;
 
+  static constexpr int kWayBits = 2;
+  static constexpr std::uint64_t kWayMask = (1U << kWayBits) - 1;
+
   [[nodiscard]] int way_at(std::int64_t op) const noexcept { return op < from ? before : after; }
   [[nodiscard]] std::uint64_t word() const noexcept {
-    return (static_cast<std::uint64_t>(from) << 2) | (static_cast<std::uint64_t>(after) << 1) |
+    return (static_cast<std::uint64_t>(from) << (2 * kWayBits)) | (static_cast<std::uint64_t>(after) << kWayBits) |
            static_cast<std::uint64_t>(before);
   }
   static Entry of(std::uint64_t word) noexcept {
-    return {.before = static_cast<int>(word & 1), .after = static_cast<int>((word >> 1) & 1),
-            .from = static_cast<std::int64_t>(word >> 2)};
+    return {.before = static_cast<int>(word & kWayMask), .after = static_cast<int>((word >> kWayBits) & kWayMask),
+            .from = static_cast<std::int64_t>(word >> (2 * kWayBits))};
   }
 };
+static_assert(static_cast<std::uint64_t>(PayloadWay::read_from_writer) <= Entry::kWayMask);
+
+/// An entry holds each way as a code: the way's own number, but for plain stores and reads from
+/// the writer's buffer swapped where the entry reads first, so that its zeroed start is its first
+/// way. The same swap turns a code into its way.
+int swap_plain_and_read_where(int value, bool read_first) noexcept {
+  constexpr int kPlain = static_cast<int>(PayloadWay::plain_stores);
+  constexpr int kRead = static_cast<int>(PayloadWay::read_from_writer);
+  if (!read_first || (value != kPlain && value != kRead)) return value;
+  return value == kPlain ? kRead : kPlain;
+}
 
 /// The measured kinds' index in the table; -1 for the others, which have no entries.
 int kind_index(CollectiveKind kind) noexcept {
@@ -76,11 +90,11 @@ PeerReads peer_reads_from_environment() {
   }
   throw Error(ErrorCode::invalid_argument,
               fmt::format("MESHCOMM_EAGER_PEER_READS = '{}' is not a choice; valid: auto (the default: the eager "
-                          "all-gathers, all-to-alls and all-to-allvs out of place in which each reader copies 32 KiB "
-                          "or more of a payload read it from the writer's buffer where the ranks have cores of their "
-                          "own, and the all-to-alls in place past the slots swap their blocks between the ranks' "
-                          "buffers wherever they run), never or always (at every size beyond a slot's inline bytes, "
-                          "wherever the ranks run)",
+                          "all-gathers, all-to-alls and all-to-allvs out of place read payloads past a slot from the "
+                          "writer's buffer where the ranks have cores of their own, and those of 16-64 KiB a reader "
+                          "where that measures faster than the slots; the all-to-alls in place past the slots swap "
+                          "their blocks between the ranks' buffers wherever they run), never or always (at every "
+                          "size beyond a slot's inline bytes, wherever the ranks run)",
                           *setting),
               {.operation = "create"});
 }
@@ -94,7 +108,8 @@ EagerStoreChoice::EagerStoreChoice(std::vector<std::byte*> tables, int rank, int
       ranks_share_cores_(ranks_share_cores),
       peer_reads_(peer_reads),
       all_to_allv_capacity_(all_to_allv_capacity),
-      choices_(kEntries) {}
+      store_choices_(kEntries),
+      read_choices_(kEntries) {}
 
 EagerStoreChoice::~EagerStoreChoice() = default;
 
@@ -111,20 +126,18 @@ std::size_t EagerStoreChoice::classed_bytes(const CollectiveArgs& args, std::siz
 
 bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept {
   if (peer_reads_ == PeerReads::never || tables_.size() < 2) return false;
-  const std::size_t readers = tables_.size() - 1;
-  std::size_t each_reader_copies = 0;
+  bool past_the_slot = bytes > kMeasuredUpTo;
   switch (args.kind) {
-    case CollectiveKind::all_gather: each_reader_copies = bytes; break;
+    case CollectiveKind::all_gather: break;
     case CollectiveKind::all_to_all:
       // In place each pair of ranks swaps its blocks (eager_mailbox.hpp), but only a payload past
       // the slot's: at two ranks on the AMD EPYC guest (2026-12-01, `alltoall_perf -b 16K -e 128K
       // -f 2`, two alternated launches each with MESHCOMM_EAGER_PEER_READS=never and auto, in
       // place, mpi_best / time) 64 KiB ran 2.65-3.89x through the slots and 1.35-1.56x swapped,
       // 128 KiB, past the slots, 1.51-1.81x swapped and 0.97-1.08x by pairwise.
-      if (args.in_place && peer_reads_ != PeerReads::always && bytes <= kMeasuredUpTo) return false;
-      each_reader_copies = bytes / tables_.size();
+      if (args.in_place && peer_reads_ != PeerReads::always && !past_the_slot) return false;
       break;
-    case CollectiveKind::all_to_allv: {
+    case CollectiveKind::all_to_allv:
       if (args.in_place) return false;
       // Blocks past the slot would hand the call over to pairwise, whose sends Open MPI or UCX
       // move by the same one copy a block, behind the matching of every message; read from the
@@ -135,13 +148,8 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
       // (0.94-1.04x against 0.92-1.01x; three ranks at 512 KiB 0.91-0.95x both ways); on ucx (two
       // each, to 2 MiB) 0.97-1.66x at 56-512 KiB against 0.49-1.19x.
       if (!all_to_allv_fits(args, rank_, all_to_allv_capacity_)) return true;
-      std::size_t sent = 0;
-      for (std::size_t peer = 0; peer < args.layout.send_counts.size(); ++peer) {
-        if (peer != static_cast<std::size_t>(rank_)) sent += args.layout.send_counts[peer];
-      }
-      each_reader_copies = sent * size_of(args.input.type) / readers;
+      past_the_slot = false;
       break;
-    }
     default: return false;
   }
   if (peer_reads_ == PeerReads::always) return true;
@@ -152,7 +160,7 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
   // in place, mpi_best / time) ran the swaps at 1.40-1.65x and 1.30-1.80x, pairwise at
   // 0.86-1.45x and 0.80-1.49x, level or behind only at 96 KiB.
   const bool swaps = args.kind == CollectiveKind::all_to_all && args.in_place;
-  return (!ranks_share_cores_ || swaps) && each_reader_copies >= kReadFromWriterFrom;
+  return (!ranks_share_cores_ || swaps) && past_the_slot;
 }
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
@@ -183,6 +191,13 @@ bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, S
   }
 }
 
+bool EagerStoreChoice::offers_reads(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
+  const bool exchange = args.kind == CollectiveKind::all_gather ||
+                        ((args.kind == CollectiveKind::all_to_all || args.kind == CollectiveKind::all_to_allv) &&
+                         !args.in_place);
+  return exchange && peer_reads_ == PeerReads::automatic && measured(args, bytes, side);
+}
+
 int EagerStoreChoice::decider_of(int writer) const noexcept { return (writer + 1) % static_cast<int>(tables_.size()); }
 
 int EagerStoreChoice::timed_writer(const CollectiveArgs& args) const noexcept {
@@ -195,9 +210,29 @@ PayloadWay EagerStoreChoice::way(const CollectiveArgs& args, std::size_t bytes, 
   if (reads_from_writer(args, bytes)) return PayloadWay::read_from_writer;
   if (!measured(args, bytes, Side::writer)) return PayloadWay::plain_stores;
   const int writer = args.kind == CollectiveKind::broadcast ? args.root : rank_;
-  const int index = entry_index(args, classed_bytes(args, bytes, Side::writer));
-  const auto word = entry_word(tables_[decider_of(writer)], index).load(std::memory_order_acquire);
-  return static_cast<PayloadWay>(Entry::of(word).way_at(op));
+  const std::size_t classed = classed_bytes(args, bytes, Side::writer);
+  const auto word = entry_word(tables_[decider_of(writer)], entry_index(args, classed)).load(std::memory_order_acquire);
+  if (!offers_reads(args, bytes, Side::writer)) {
+    const auto stores = static_cast<PayloadWay>(Entry::of(word).way_at(op));
+    return stores == PayloadWay::streaming_stores ? stores : PayloadWay::plain_stores;
+  }
+  return static_cast<PayloadWay>(swap_plain_and_read_where(Entry::of(word).way_at(op), reads_first(args, classed)));
+}
+
+bool EagerStoreChoice::decided_read_from_writer(const CollectiveArgs& args, std::size_t bytes,
+                                                std::int64_t op) const noexcept {
+  if (!offers_reads(args, bytes, Side::decider)) return false;
+  const std::size_t classed = classed_bytes(args, bytes, Side::decider);
+  const Entry entry = Entry::of(entry_word(tables_[rank_], entry_index(args, classed)).load(std::memory_order_relaxed));
+  return static_cast<PayloadWay>(swap_plain_and_read_where(entry.way_at(op), reads_first(args, classed))) ==
+         PayloadWay::read_from_writer;
+}
+
+bool EagerStoreChoice::reads_first(const CollectiveArgs& args, std::size_t classed) const noexcept {
+  const std::size_t size_class = std::bit_floor(classed);
+  const std::size_t each_reader_copies =
+      args.kind == CollectiveKind::all_to_all ? size_class / tables_.size() : size_class;
+  return each_reader_copies >= kReadFirstFrom;
 }
 
 bool EagerStoreChoice::times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept {
@@ -211,6 +246,7 @@ bool EagerStoreChoice::decides(const CollectiveArgs& args, std::size_t bytes) co
 
 void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std::int64_t op,
                               std::chrono::nanoseconds took) {
+  const bool reads_offered = offers_reads(args, bytes, Side::decider);
   bytes = classed_bytes(args, bytes, Side::decider);
   const int index = entry_index(args, bytes);
   auto word = entry_word(tables_[rank_], index);
@@ -220,38 +256,60 @@ void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std
   // plain stores did in a run of them (16 KiB reduce-scatter, the 2-core VM). Such operations, and
   // those stored before a decision takes effect, say nothing about either way.
   if (op < entry.from + lag_) return;
-  auto& choice = choices_[static_cast<std::size_t>(index)];
-  if (!choice) {
-    // A piece slowed by something else (a context switch, a page fault) moves the figure by a
-    // quarter only: the eager pieces are a few microseconds each, and the speeds that matter
-    // here change over seconds. A trial's slower way runs from its decision's effect until the
-    // decision back takes effect (two lags), and each of the two changes leaves a lag of pieces
-    // that find the other way's lines, at up to twice a piece's time. Such changes are what the
-    // choice costs, so it turns only for a way 20% faster, and a piece weighs as at most twice
-    // its way's figure: outside the VM's slow periods a 32 KiB all-to-all's two ways measured
-    // within 10-30% of each other, and without these it turned every 10-40 operations on that
-    // noise and on single pieces slowed 10-30x (the calls about 10% slower than with plain stores alone).
-    //
-    // The all-gather's and the all-to-all's first streamed pieces come after 128 plain ones: in
-    // launches of 120 calls per class (`compare_mpi.sh`'s) trying them cost 6-12% where plain
-    // stores served, while the slow periods they are for last far longer than that. The
-    // broadcast's come at once: its streamed stores were faster in most launches of 58 calls.
-    const bool copies = args.kind != CollectiveKind::broadcast;
-    choice = std::make_unique<MeasuredChoice>(MeasuredChoice::Settings{
-        .latest_piece_weight = 0.25,
-        .pieces_per_trial = static_cast<std::uint32_t>(2 * lag_),
-        .pieces_lost_switching = 2.0 * lag_,
-        .switch_margin = 0.2,
-        .largest_piece_over_figure = 2.0,
-        .way0_pieces_first = copies ? 128U : 0U,
-    });
+  auto made = [&](std::vector<std::unique_ptr<MeasuredChoice>>& choices, bool reads) -> MeasuredChoice& {
+    auto& choice = choices[static_cast<std::size_t>(index)];
+    if (!choice) choice = std::make_unique<MeasuredChoice>(choice_settings(args, reads));
+    return *choice;
+  };
+  const bool read_first = reads_offered && reads_first(args, bytes);
+  const int used = swap_plain_and_read_where(entry.after, read_first);  // the way op took
+  const bool read = used == static_cast<int>(PayloadWay::read_from_writer);
+  MeasuredChoice& stores = made(store_choices_, false);
+  if (!read) stores.record(bytes, used, took);
+  int next = used;
+  if (reads_offered) {
+    // Way 0 of this choice is the entry's first way.
+    MeasuredChoice& reads = made(read_choices_, true);
+    reads.record(bytes, read != read_first ? 1 : 0, took);
+    const bool read_next = (reads.choose(bytes) == 1) != read_first;
+    next = read_next ? static_cast<int>(PayloadWay::read_from_writer) : stores.choose(bytes);
+  } else if (!read) {
+    next = stores.choose(bytes);
   }
-  choice->record(bytes, entry.after, took);
-  const int next = choice->choose(bytes);
+  next = swap_plain_and_read_where(next, read_first);  // as the entry holds it
   if (next == entry.after) return;
   // Published before this rank marks `op` read, so that every rank sees it before it may publish
   // operation op + lag.
   word.store(Entry{.before = entry.after, .after = next, .from = op + lag_}.word(), std::memory_order_release);
+}
+
+MeasuredChoice::Settings EagerStoreChoice::choice_settings(const CollectiveArgs& args, bool reads) const noexcept {
+  // A piece slowed by something else (a context switch, a page fault) moves the figure by a
+  // quarter only: the eager pieces are a few microseconds each, and the speeds that matter here
+  // change over seconds. A trial's slower way runs from its decision's effect until the decision
+  // back takes effect (two lags), and each of the two changes leaves a lag of pieces that find
+  // the other way's lines, at up to twice a piece's time. Such changes are what the choice costs,
+  // so it turns only for a way 20% faster, and a piece weighs as at most twice its way's figure:
+  // outside the VM's slow periods a 32 KiB all-to-all's two stores measured within 10-30% of each
+  // other, and without these it turned every 10-40 operations on that noise and on single pieces
+  // slowed 10-30x (the calls about 10% slower than with plain stores alone).
+  //
+  // The exchanges' first streamed stores come after 128 pieces of plain ones: in launches of 120
+  // calls per class (`compare_mpi.sh`'s) trying them cost 6-12% where plain stores served, while
+  // the slow periods they are for last far longer than that. The broadcast's come at once: its
+  // streamed stores were faster in most launches of 58 calls. So does the exchanges' trial of the
+  // slots against reads, whose gaps are wider and lasting: on the AMD EPYC guest of
+  // perftests/README.md reads took 1.6-2.4x as long as the slots at 32 KiB a reader, where the
+  // guests of kReadFirstFrom's figures ran them 1.1-1.3x faster.
+  const bool copies = args.kind != CollectiveKind::broadcast && !reads;
+  return {
+      .latest_piece_weight = 0.25,
+      .pieces_per_trial = static_cast<std::uint32_t>(2 * lag_),
+      .pieces_lost_switching = 2.0 * lag_,
+      .switch_margin = 0.2,
+      .largest_piece_over_figure = 2.0,
+      .way0_pieces_first = copies ? 128U : 0U,
+  };
 }
 
 }  // namespace meshcomm::detail

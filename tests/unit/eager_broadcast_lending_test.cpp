@@ -9,20 +9,20 @@
 namespace meshcomm::detail {
 namespace {
 
-TEST(EagerBroadcastLending, FromTheReadersSizeWhereRanksHaveCoresOfTheirOwn) {
+TEST(EagerBroadcastLending, From32KiBWhereRanksHaveCoresOfTheirOwn) {
   EXPECT_EQ(EagerMailbox::shared_broadcast_lending_threshold(PeerReads::automatic, false),
-            EagerStoreChoice::kReadFromWriterFrom);
+            EagerMailbox::kLendSharedBroadcastsFrom);
 }
 
 TEST(EagerBroadcastLending, FromHalfAMebibyteWhereRanksShareCores) {
   EXPECT_EQ(EagerMailbox::shared_broadcast_lending_threshold(PeerReads::automatic, true), 512u * 1024);
-  EXPECT_GT(EagerMailbox::kLendSharedBroadcastsWhereCoresAreSharedFrom, EagerStoreChoice::kReadFromWriterFrom);
+  EXPECT_GT(EagerMailbox::kLendSharedBroadcastsWhereCoresAreSharedFrom, EagerMailbox::kLendSharedBroadcastsFrom);
 }
 
-TEST(EagerBroadcastLending, AlwaysFromTheReadersSizeAndNeverAtAll) {
+TEST(EagerBroadcastLending, AlwaysFrom32KiBAndNeverAtAll) {
   for (bool ranks_share_cores : {false, true}) {
     EXPECT_EQ(EagerMailbox::shared_broadcast_lending_threshold(PeerReads::always, ranks_share_cores),
-              EagerStoreChoice::kReadFromWriterFrom);
+              EagerMailbox::kLendSharedBroadcastsFrom);
     EXPECT_EQ(EagerMailbox::shared_broadcast_lending_threshold(PeerReads::never, ranks_share_cores),
               std::numeric_limits<std::size_t>::max());
   }

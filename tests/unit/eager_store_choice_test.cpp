@@ -76,26 +76,50 @@ struct AllToAllvOf {
   }
 };
 
-/// Runs `operations` of `args` (publishing `bytes`) through `tables`, where `writer` stores its
-/// payload, the streamed way taking `streamed_nanoseconds` and the plain one `plain_nanoseconds`;
-/// returns, per operation, whether the writer's payload was streamed, after checking that the
-/// writer saw the same way when it could first publish it as its decider, the rank after it, saw
-/// when it finished it.
-std::vector<bool> run(Tables& tables, const CollectiveArgs& args, int operations, std::size_t bytes, int writer,
-                      std::int64_t plain_nanoseconds, std::int64_t streamed_nanoseconds) {
+/// How long each way of passing a payload on takes in a run.
+struct WayTimes {
+  std::int64_t plain = 0;
+  std::int64_t streamed = 0;
+  std::int64_t read = std::numeric_limits<std::int64_t>::max() / 4;  ///< left in the writer's buffer
+};
+
+/// Runs `operations` of `args` (publishing `bytes`) through `tables`, numbered from `first`,
+/// where `writer` passes its payload on each way in `times`; returns, per operation, the way the
+/// writer took, after checking that the writer saw the same way when it could first publish it as
+/// its decider, the rank after it, saw when it finished it.
+std::vector<PayloadWay> run_ways(Tables& tables, const CollectiveArgs& args, int operations, std::size_t bytes,
+                                 int writer, WayTimes times, int first = 0) {
   const int decider = (writer + 1) % kRanks;
-  std::vector<bool> streamed;
-  for (int op = 0; op < operations + kLag; ++op) {
+  std::vector<PayloadWay> ways;
+  for (int op = first; op < first + operations + kLag; ++op) {
     // The decider has finished op - lag: the writer may publish op now.
-    if (op < operations) streamed.push_back(streams(*tables.ranks[writer], args, bytes, op));
+    if (op < first + operations) ways.push_back(tables.ranks[writer]->way(args, bytes, op));
     const int finishing = op - kLag + 1;  // the decider finishes this one before the writer publishes op + 1
-    if (finishing < 0 || finishing >= operations) continue;
-    EXPECT_EQ(streams(*tables.ranks[writer], args, bytes, finishing), streamed[finishing])
+    if (finishing < first || finishing >= first + operations) continue;
+    const PayloadWay way = ways[static_cast<std::size_t>(finishing - first)];
+    EXPECT_EQ(tables.ranks[writer]->way(args, bytes, finishing), way)
         << "operation " << finishing << " is timed under another way than it was stored";
+    EXPECT_EQ(tables.ranks[decider]->decided_read_from_writer(args, bytes, finishing),
+              way == PayloadWay::read_from_writer)
+        << "operation " << finishing;
     EXPECT_EQ(tables.ranks[decider]->timed_writer(args), writer);
     EXPECT_TRUE(tables.ranks[decider]->decides(args, bytes));
-    const auto took = streamed[finishing] ? streamed_nanoseconds : plain_nanoseconds;
+    const auto took = way == PayloadWay::read_from_writer  ? times.read
+                      : way == PayloadWay::streaming_stores ? times.streamed
+                                                            : times.plain;
     tables.ranks[decider]->record(args, bytes, finishing, std::chrono::nanoseconds(took));
+  }
+  return ways;
+}
+
+/// run_ways() where the writer's payload is only stored: per operation, whether it was streamed.
+std::vector<bool> run(Tables& tables, const CollectiveArgs& args, int operations, std::size_t bytes, int writer,
+                      std::int64_t plain_nanoseconds, std::int64_t streamed_nanoseconds) {
+  std::vector<bool> streamed;
+  for (const PayloadWay way : run_ways(tables, args, operations, bytes, writer,
+                                       {.plain = plain_nanoseconds, .streamed = streamed_nanoseconds})) {
+    EXPECT_NE(way, PayloadWay::read_from_writer);
+    streamed.push_back(way == PayloadWay::streaming_stores);
   }
   return streamed;
 }
@@ -227,34 +251,41 @@ TEST(EagerStoreChoice, TheRootTimesItsWritingAndTheNextRankDecides) {
   EXPECT_FALSE(tables.ranks[1]->decides(args, 64 * 1024));
 }
 
-TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
-  constexpr auto kFrom = EagerStoreChoice::kReadFromWriterFrom;
+TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferPastTheSlotAndWithinItWhereMeasured) {
+  constexpr auto kPast = EagerStoreChoice::kMeasuredUpTo + 64;
   Tables tables(true, false, PeerReads::automatic);
   auto& rank0 = *tables.ranks[0];
-  EXPECT_EQ(rank0.way(all_gather_of(kFrom), kFrom, 0), PayloadWay::read_from_writer);
-  EXPECT_FALSE(rank0.times_writing(all_gather_of(kFrom), kFrom)) << "a payload left in the buffer is not timed";
-  EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores);
-  EXPECT_TRUE(rank0.times_writing(all_gather_of(kFrom - 64), kFrom - 64)) << "its stores are measured";
-  // An all-to-all's reader copies a size-th of the payload.
-  auto all_to_all = all_gather_of(kRanks * kFrom);
+  EXPECT_EQ(rank0.way(all_gather_of(kPast), kPast, 0), PayloadWay::read_from_writer);
+  EXPECT_FALSE(rank0.times_writing(all_gather_of(kPast), kPast)) << "a payload left in the buffer is not timed";
+  // Within the slot the first way is measured against the other: reads from kReadFirstFrom a
+  // reader, the slots below.
+  constexpr auto kFrom = EagerStoreChoice::kReadFirstFrom;
+  EXPECT_FALSE(rank0.reads_from_writer(all_gather_of(kFrom), kFrom)) << "within the slot it is measured";
+  EXPECT_EQ(rank0.way(all_gather_of(kFrom), kFrom, 0), PayloadWay::read_from_writer) << "read first";
+  EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores) << "the slots first";
+  EXPECT_TRUE(rank0.times_writing(all_gather_of(kFrom - 64), kFrom - 64));
+  // An all-to-all's payload past the slot is read whatever its readers copy of it.
+  auto all_to_all = all_gather_of(kPast);
   all_to_all.kind = CollectiveKind::all_to_all;
-  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer);
-  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom - kRanks, 0), PayloadWay::plain_stores);
+  EXPECT_EQ(rank0.way(all_to_all, kPast, 0), PayloadWay::read_from_writer);
+  // Within it a reader copies a size-th of the payload: 60 KiB over 3 ranks is below kFrom.
+  auto small_all_to_all = all_gather_of(60 * 1024);
+  small_all_to_all.kind = CollectiveKind::all_to_all;
+  EXPECT_EQ(rank0.way(small_all_to_all, 60 * 1024, 0), PayloadWay::plain_stores);
   all_to_all.in_place = true;
-  static_assert(kRanks * kFrom > EagerStoreChoice::kMeasuredUpTo, "past the slot's payload");
-  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
+  EXPECT_EQ(rank0.way(all_to_all, kPast, 0), PayloadWay::read_from_writer)
       << "in place each pair of ranks swaps its blocks between their buffers";
-  // An all_to_allv's readers copy what the writer sends them, on average.
-  EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 64).args, 2 * kFrom + 512, 0), PayloadWay::read_from_writer);
-  EXPECT_EQ(rank0.way(AllToAllvOf(0, kFrom + 64, kFrom - 128).args, 2 * kFrom + 512, 0), PayloadWay::plain_stores);
+  // An all_to_allv's blocks within the slot are classed by the block to the decider.
+  EXPECT_EQ(rank0.way(AllToAllvOf(0, 40000, 100).args, 40100 + 512, 0), PayloadWay::read_from_writer);
+  EXPECT_EQ(rank0.way(AllToAllvOf(0, 20000, 100).args, 20100 + 512, 0), PayloadWay::plain_stores);
   EXPECT_EQ(rank0.way(broadcast_of(64 * 1024, 0), 64 * 1024, 0), PayloadWay::plain_stores)
       << "a broadcast's root would have to wait for its readers";
   EXPECT_FALSE(rank0.chooses(8));
 
   Tables sharing_cores(true, true, PeerReads::automatic);
-  EXPECT_EQ(sharing_cores.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores)
+  EXPECT_FALSE(sharing_cores.ranks[0]->reads_from_writer(all_gather_of(kPast), kPast))
       << "a rank that shares its core would wait for its readers' turns";
-  EXPECT_EQ(sharing_cores.ranks[0]->way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
+  EXPECT_EQ(sharing_cores.ranks[0]->way(all_to_all, kPast, 0), PayloadWay::read_from_writer)
       << "in place every rank lends and swaps alike, wherever the ranks run";
 
   Tables always(false, true, PeerReads::always);
@@ -268,7 +299,44 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferFrom32KiBAReader) {
   EXPECT_EQ(always.ranks[0]->way(broadcast_of(64 * 1024, 0), 64 * 1024, 0), PayloadWay::plain_stores);
 
   Tables never(true, false, PeerReads::never);
-  EXPECT_EQ(never.ranks[0]->way(all_gather_of(64 * 1024), 64 * 1024, 0), PayloadWay::plain_stores);
+  EXPECT_EQ(never.ranks[0]->way(all_gather_of(kPast), kPast, 0), PayloadWay::plain_stores);
+}
+
+/// How many of `ways` from `from` on are `way`.
+int count_from(const std::vector<PayloadWay>& ways, std::size_t from, PayloadWay way) {
+  int count = 0;
+  for (std::size_t op = from; op < ways.size(); ++op) count += ways[op] == way ? 1 : 0;
+  return count;
+}
+
+TEST(EagerStoreChoice, AnExchangeWithinTheSlotTakesTheSlotsOrTheWritersBufferAsTheyMeasure) {
+  Tables tables(true, false, PeerReads::automatic);
+  // 16 KiB a reader: through the slots first; rank 1's payloads read faster from its buffer.
+  const std::size_t small = 16 * 1024;
+  const auto small_gather = all_gather_of(small);
+  const auto to_reads =
+      run_ways(tables, small_gather, 1000, small, 1, {.plain = 8000, .streamed = 9000, .read = 3000});
+  EXPECT_EQ(to_reads.front(), PayloadWay::plain_stores) << "the slots first";
+  EXPECT_GE(count_from(to_reads, 500, PayloadWay::read_from_writer), 450);
+  EXPECT_EQ(to_reads.back(), PayloadWay::read_from_writer);
+
+  // 32 KiB a reader: read first; rank 2's payloads go faster through the slots.
+  const std::size_t large = EagerStoreChoice::kReadFirstFrom;
+  const auto to_slots =
+      run_ways(tables, all_gather_of(large), 1000, large, 2, {.plain = 3000, .streamed = 8000, .read = 9000});
+  EXPECT_EQ(to_slots.front(), PayloadWay::read_from_writer) << "read first";
+  EXPECT_GE(count_from(to_slots, 500, PayloadWay::plain_stores), 450);
+  EXPECT_LE(count_from(to_slots, 500, PayloadWay::read_from_writer), 50) << "reads are tried again, rarely";
+
+  // A speed that changes is followed: rank 1's from its buffer back to the slots.
+  const auto slots_again =
+      run_ways(tables, small_gather, 1000, small, 1, {.plain = 3000, .streamed = 8000, .read = 9000}, /*first=*/1000);
+  EXPECT_GE(count_from(slots_again, 500, PayloadWay::plain_stores), 450);
+
+  Tables never(true, false, PeerReads::never);
+  const auto without_reads =
+      run_ways(never, all_gather_of(large), 400, large, 1, {.plain = 8000, .streamed = 9000, .read = 10});
+  EXPECT_EQ(count_from(without_reads, 0, PayloadWay::read_from_writer), 0) << "where no peer may read a writer's buffer";
 }
 
 TEST(EagerStoreChoice, AnAllToAllvWhoseBlocksPassItsSlotIsReadFromTheWritersInput) {
