@@ -127,9 +127,11 @@ std::size_t EagerStoreChoice::classed_bytes(const CollectiveArgs& args, std::siz
 bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept {
   if (peer_reads_ == PeerReads::never || tables_.size() < 2) return false;
   bool past_the_slot = bytes > kMeasuredUpTo;
+  std::size_t each_reader_copies = bytes;
   switch (args.kind) {
     case CollectiveKind::all_gather: break;
     case CollectiveKind::all_to_all:
+      each_reader_copies = bytes / tables_.size();
       // In place each pair of ranks swaps its blocks (eager_mailbox.hpp), but only a payload past
       // the slot's: at two ranks on the AMD EPYC guest (2026-12-01, `alltoall_perf -b 16K -e 128K
       // -f 2`, two alternated launches each with MESHCOMM_EAGER_PEER_READS=never and auto, in
@@ -160,7 +162,7 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
   // in place, mpi_best / time) ran the swaps at 1.40-1.65x and 1.30-1.80x, pairwise at
   // 0.86-1.45x and 0.80-1.49x, level or behind only at 96 KiB.
   const bool swaps = args.kind == CollectiveKind::all_to_all && args.in_place;
-  return (!ranks_share_cores_ || swaps) && past_the_slot;
+  return (!ranks_share_cores_ || swaps) && past_the_slot && each_reader_copies >= kReadFirstFrom;
 }
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {

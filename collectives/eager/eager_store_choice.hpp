@@ -16,9 +16,10 @@
 // (eager_store_choice.cpp says why the reductions are left out).
 //
 // The writer's buffer is read only in the exchanges: the all-gather, the all-to-all and the
-// all-to-allv out of place, where every rank both writes and reads. Past the slot's payload it is
-// the path's one way, where the ranks have cores of their own (an all-to-allv's blocks past the
-// writer's slot wherever they run, since they would hand the call over to pairwise). Within it,
+// all-to-allv out of place, where every rank both writes and reads. Past the slot's payload, where
+// each reader copies kReadFirstFrom or more of it, it is the path's one way, where the ranks have
+// cores of their own (an all-to-allv's blocks past the writer's slot at any size and wherever they
+// run, since they would hand the call over to pairwise). Within it,
 // from kMeasuredFrom a reader, it is a third way beside the two kinds of stores, measured as they
 // are: the kernel copy out of the writer's buffer against the slot's copy in and copy out,
 // whose speeds differ by machine and state. On the AMD EPYC guest of perftests/README.md
@@ -89,9 +90,10 @@ enum class PayloadWay : int {
 /// Whether readers copy payloads from their writers' buffers (MESHCOMM_EAGER_PEER_READS).
 enum class PeerReads {
   never,      ///< every payload goes through the slots
-  automatic,  ///< past the slot's payload, and within it from kMeasuredFrom a reader where it measures
-              ///< faster, where the ranks have cores of their own (the default; an all-to-all in place
-              ///< past the slots, and an all-to-allv's blocks past its writer's slot, wherever they run)
+  automatic,  ///< past the slot's payload from kReadFirstFrom a reader, and within it from kMeasuredFrom
+              ///< a reader where it measures faster, where the ranks have cores of their own (the
+              ///< default; an all-to-all in place past the slots, and an all-to-allv's blocks past its
+              ///< writer's slot, wherever they run)
   always,     ///< every exchange's payload, at every size and wherever the ranks run
 };
 
@@ -138,8 +140,9 @@ class EagerStoreChoice {
   ~EagerStoreChoice();
 
   /// Whether this rank's payload of `bytes` of `args` is read from its buffer whatever is measured
-  /// (PayloadWay): past the slot's payload, or everywhere where `peer_reads` is always. An
-  /// all_to_allv's depends on its layout alone.
+  /// (PayloadWay): past the slot's payload where each reader copies kReadFirstFrom or more of it
+  /// (an all_to_allv's blocks past the slot at any size), or everywhere where `peer_reads` is
+  /// always. An all_to_allv's depends on its layout alone.
   [[nodiscard]] bool reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept;
   /// On the decider: whether its decisions have `timed_writer()` leave its payload of operation
   /// `op` of `args` in its buffer. `bytes`: what this rank publishes. A payload that went another

@@ -264,16 +264,19 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferPastTheSlotAndWithinItWh
   EXPECT_EQ(rank0.way(all_gather_of(kFrom), kFrom, 0), PayloadWay::read_from_writer) << "read first";
   EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores) << "the slots first";
   EXPECT_TRUE(rank0.times_writing(all_gather_of(kFrom - 64), kFrom - 64));
-  // An all-to-all's payload past the slot is read whatever its readers copy of it.
-  auto all_to_all = all_gather_of(kPast);
+  // An all-to-all's reader copies a size-th of the payload: past the slot it is read from
+  // kFrom a reader.
+  auto all_to_all = all_gather_of(kRanks * kFrom);
   all_to_all.kind = CollectiveKind::all_to_all;
-  EXPECT_EQ(rank0.way(all_to_all, kPast, 0), PayloadWay::read_from_writer);
+  static_assert(kRanks * kFrom > EagerStoreChoice::kMeasuredUpTo, "past the slot's payload");
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer);
+  EXPECT_FALSE(rank0.reads_from_writer(all_to_all, kRanks * kFrom - kRanks)) << "below kFrom a reader";
   // Within it a reader copies a size-th of the payload: 60 KiB over 3 ranks is below kFrom.
   auto small_all_to_all = all_gather_of(60 * 1024);
   small_all_to_all.kind = CollectiveKind::all_to_all;
   EXPECT_EQ(rank0.way(small_all_to_all, 60 * 1024, 0), PayloadWay::plain_stores);
   all_to_all.in_place = true;
-  EXPECT_EQ(rank0.way(all_to_all, kPast, 0), PayloadWay::read_from_writer)
+  EXPECT_EQ(rank0.way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
       << "in place each pair of ranks swaps its blocks between their buffers";
   // An all_to_allv's blocks within the slot are classed by the block to the decider.
   EXPECT_EQ(rank0.way(AllToAllvOf(0, 40000, 100).args, 40100 + 512, 0), PayloadWay::read_from_writer);
@@ -285,7 +288,7 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferPastTheSlotAndWithinItWh
   Tables sharing_cores(true, true, PeerReads::automatic);
   EXPECT_FALSE(sharing_cores.ranks[0]->reads_from_writer(all_gather_of(kPast), kPast))
       << "a rank that shares its core would wait for its readers' turns";
-  EXPECT_EQ(sharing_cores.ranks[0]->way(all_to_all, kPast, 0), PayloadWay::read_from_writer)
+  EXPECT_EQ(sharing_cores.ranks[0]->way(all_to_all, kRanks * kFrom, 0), PayloadWay::read_from_writer)
       << "in place every rank lends and swaps alike, wherever the ranks run";
 
   Tables always(false, true, PeerReads::always);
