@@ -42,12 +42,12 @@ struct Entry {
 static_assert(static_cast<std::uint64_t>(PayloadWay::read_from_writer) <= Entry::kWayMask);
 
 /// An entry holds each way as a code: the way's own number, but for plain stores and reads from
-/// the writer's buffer swapped where the entry reads first, so that its zeroed start is its first
-/// way. The same swap turns a code into its way.
-int swap_plain_and_read_where(int value, bool read_first) noexcept {
+/// the writer's buffer swapped where reads are offered (EagerStoreChoice::offers_reads()), so
+/// that such an entry's zeroed start is a read. The same swap turns a code into its way.
+int swap_plain_and_read_where(int value, bool reads_offered) noexcept {
   constexpr int kPlain = static_cast<int>(PayloadWay::plain_stores);
   constexpr int kRead = static_cast<int>(PayloadWay::read_from_writer);
-  if (!read_first || (value != kPlain && value != kRead)) return value;
+  if (!reads_offered || (value != kPlain && value != kRead)) return value;
   return value == kPlain ? kRead : kPlain;
 }
 
@@ -90,11 +90,11 @@ PeerReads peer_reads_from_environment() {
   }
   throw Error(ErrorCode::invalid_argument,
               fmt::format("MESHCOMM_EAGER_PEER_READS = '{}' is not a choice; valid: auto (the default: the eager "
-                          "all-gathers, all-to-alls and all-to-allvs out of place read payloads past a slot from the "
-                          "writer's buffer where the ranks have cores of their own, and those of 16-64 KiB a reader "
-                          "where that measures faster than the slots; the all-to-alls in place past the slots swap "
-                          "their blocks between the ranks' buffers wherever they run), never or always (at every "
-                          "size beyond a slot's inline bytes, wherever the ranks run)",
+                          "all-gathers, all-to-alls and all-to-allvs out of place in which each reader copies 32 KiB "
+                          "or more of a payload read it from the writer's buffer where the ranks have cores of their "
+                          "own, within a slot's size until the slots measure faster, and the all-to-alls in place "
+                          "past the slots swap their blocks between the ranks' buffers wherever they run), never or "
+                          "always (at every size beyond a slot's inline bytes, wherever the ranks run)",
                           *setting),
               {.operation = "create"});
 }
@@ -162,7 +162,7 @@ bool EagerStoreChoice::reads_from_writer(const CollectiveArgs& args, std::size_t
   // in place, mpi_best / time) ran the swaps at 1.40-1.65x and 1.30-1.80x, pairwise at
   // 0.86-1.45x and 0.80-1.49x, level or behind only at 96 KiB.
   const bool swaps = args.kind == CollectiveKind::all_to_all && args.in_place;
-  return (!ranks_share_cores_ || swaps) && past_the_slot && each_reader_copies >= kReadFirstFrom;
+  return (!ranks_share_cores_ || swaps) && past_the_slot && each_reader_copies >= kReadFromWriterFrom;
 }
 
 bool EagerStoreChoice::measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept {
@@ -197,7 +197,12 @@ bool EagerStoreChoice::offers_reads(const CollectiveArgs& args, std::size_t byte
   const bool exchange = args.kind == CollectiveKind::all_gather ||
                         ((args.kind == CollectiveKind::all_to_all || args.kind == CollectiveKind::all_to_allv) &&
                          !args.in_place);
-  return exchange && peer_reads_ == PeerReads::automatic && measured(args, bytes, side);
+  if (!exchange || peer_reads_ != PeerReads::automatic || !measured(args, bytes, side)) return false;
+  // By the size class, which the writer and its decider see alike.
+  const std::size_t size_class = std::bit_floor(classed_bytes(args, bytes, side));
+  const std::size_t each_reader_copies =
+      args.kind == CollectiveKind::all_to_all ? size_class / tables_.size() : size_class;
+  return each_reader_copies >= kReadFromWriterFrom;
 }
 
 int EagerStoreChoice::decider_of(int writer) const noexcept { return (writer + 1) % static_cast<int>(tables_.size()); }
@@ -218,7 +223,7 @@ PayloadWay EagerStoreChoice::way(const CollectiveArgs& args, std::size_t bytes, 
     const auto stores = static_cast<PayloadWay>(Entry::of(word).way_at(op));
     return stores == PayloadWay::streaming_stores ? stores : PayloadWay::plain_stores;
   }
-  return static_cast<PayloadWay>(swap_plain_and_read_where(Entry::of(word).way_at(op), reads_first(args, classed)));
+  return static_cast<PayloadWay>(swap_plain_and_read_where(Entry::of(word).way_at(op), true));
 }
 
 bool EagerStoreChoice::decided_read_from_writer(const CollectiveArgs& args, std::size_t bytes,
@@ -226,15 +231,7 @@ bool EagerStoreChoice::decided_read_from_writer(const CollectiveArgs& args, std:
   if (!offers_reads(args, bytes, Side::decider)) return false;
   const std::size_t classed = classed_bytes(args, bytes, Side::decider);
   const Entry entry = Entry::of(entry_word(tables_[rank_], entry_index(args, classed)).load(std::memory_order_relaxed));
-  return static_cast<PayloadWay>(swap_plain_and_read_where(entry.way_at(op), reads_first(args, classed))) ==
-         PayloadWay::read_from_writer;
-}
-
-bool EagerStoreChoice::reads_first(const CollectiveArgs& args, std::size_t classed) const noexcept {
-  const std::size_t size_class = std::bit_floor(classed);
-  const std::size_t each_reader_copies =
-      args.kind == CollectiveKind::all_to_all ? size_class / tables_.size() : size_class;
-  return each_reader_copies >= kReadFirstFrom;
+  return static_cast<PayloadWay>(swap_plain_and_read_where(entry.way_at(op), true)) == PayloadWay::read_from_writer;
 }
 
 bool EagerStoreChoice::times_writing(const CollectiveArgs& args, std::size_t bytes) const noexcept {
@@ -263,22 +260,20 @@ void EagerStoreChoice::record(const CollectiveArgs& args, std::size_t bytes, std
     if (!choice) choice = std::make_unique<MeasuredChoice>(choice_settings(args, reads));
     return *choice;
   };
-  const bool read_first = reads_offered && reads_first(args, bytes);
-  const int used = swap_plain_and_read_where(entry.after, read_first);  // the way op took
+  const int used = swap_plain_and_read_where(entry.after, reads_offered);  // the way op took
   const bool read = used == static_cast<int>(PayloadWay::read_from_writer);
   MeasuredChoice& stores = made(store_choices_, false);
   if (!read) stores.record(bytes, used, took);
   int next = used;
   if (reads_offered) {
-    // Way 0 of this choice is the entry's first way.
+    // Way 0 of this choice is reading, way 1 the slots.
     MeasuredChoice& reads = made(read_choices_, true);
-    reads.record(bytes, read != read_first ? 1 : 0, took);
-    const bool read_next = (reads.choose(bytes) == 1) != read_first;
-    next = read_next ? static_cast<int>(PayloadWay::read_from_writer) : stores.choose(bytes);
+    reads.record(bytes, read ? 0 : 1, took);
+    next = reads.choose(bytes) == 0 ? static_cast<int>(PayloadWay::read_from_writer) : stores.choose(bytes);
   } else if (!read) {
     next = stores.choose(bytes);
   }
-  next = swap_plain_and_read_where(next, read_first);  // as the entry holds it
+  next = swap_plain_and_read_where(next, reads_offered);  // as the entry holds it
   if (next == entry.after) return;
   // Published before this rank marks `op` read, so that every rank sees it before it may publish
   // operation op + lag.
@@ -302,7 +297,7 @@ MeasuredChoice::Settings EagerStoreChoice::choice_settings(const CollectiveArgs&
   // streamed stores were faster in most launches of 58 calls. So does the exchanges' trial of the
   // slots against reads, whose gaps are wider and lasting: on the AMD EPYC guest of
   // perftests/README.md reads took 1.6-2.4x as long as the slots at 32 KiB a reader, where the
-  // guests of kReadFirstFrom's figures ran them 1.1-1.3x faster.
+  // guests of kReadFromWriterFrom's figures ran them 1.1-1.3x faster.
   const bool copies = args.kind != CollectiveKind::broadcast && !reads;
   return {
       .latest_piece_weight = 0.25,

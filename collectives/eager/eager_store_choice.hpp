@@ -16,26 +16,24 @@
 // (eager_store_choice.cpp says why the reductions are left out).
 //
 // The writer's buffer is read only in the exchanges: the all-gather, the all-to-all and the
-// all-to-allv out of place, where every rank both writes and reads. Past the slot's payload, where
-// each reader copies kReadFirstFrom or more of it, it is the path's one way, where the ranks have
-// cores of their own (an all-to-allv's blocks past the writer's slot at any size and wherever they
-// run, since they would hand the call over to pairwise). Within it,
-// from kMeasuredFrom a reader, it is a third way beside the two kinds of stores, measured as they
-// are: the kernel copy out of the writer's buffer against the slot's copy in and copy out,
-// whose speeds differ by machine and state. On the AMD EPYC guest of perftests/README.md
-// (2026-12-02, two ranks, `all_gather_perf --algo eager`, two alternated launches each with
-// MESHCOMM_EAGER_PEER_READS=never and the fixed rule before this choice, 32 KiB a reader and
-// up read from the writer) the all-gather of 32 KiB a rank took 3.3-3.8 us through the slots
-// against 6.1-6.3 read, 4.0-4.8 against 9.8-11.6 with new data in every call, and the
-// all-to-allv of 24 KiB blocks 3.7 against 6.3-7.4; on the AMD guest of 2026-11-29, 32-40 KiB a
-// reader ran 1.02-1.22x mpi_best read against 0.75-1.10x through the slots, and on an Intel Xeon
-// guest in its slow state (2026-12-02) 16 KiB a reader 1.41-1.43x read against 0.74-0.98x. A
-// writer whose peers read its buffer cannot finish before they have (EagerMailbox): that costs
-// ranks that share cores each other's turns, so there nothing within the slot is read (nor
-// measured). In place, where a rank's block for a peer is also where that peer's block for it
-// lands, the all-to-all's two ranks of each pair swap their two blocks between their buffers,
-// each one half (EagerMailbox), past the slots and wherever the ranks run: every rank both lends
-// and swaps. Such payloads are neither stored nor timed.
+// all-to-allv out of place, where every rank both writes and reads, and only where each reader
+// copies kReadFromWriterFrom or more of the payload and the ranks have cores of their own (an
+// all-to-allv's blocks past the writer's slot at any size and wherever they run, since they would
+// hand the call over to pairwise). Past the slot's payload it is the path's one way. Within it,
+// it is the first way of a choice measured as the stores' is: the kernel copy out of the writer's
+// buffer against the slot's copy in and copy out, whose speeds differ by machine and state. On
+// the AMD EPYC guest of perftests/README.md (2026-12-02, two ranks, `all_gather_perf --algo
+// eager`, two alternated launches each with MESHCOMM_EAGER_PEER_READS=never and the fixed rule
+// before this choice, which read from 32 KiB a reader) the all-gather of 32 KiB a rank took
+// 3.3-3.8 us through the slots against 6.1-6.3 read, 4.0-4.8 against 9.8-11.6 with new data in
+// every call, and the all-to-allv of 24 KiB blocks 3.7 against 6.3-7.4; on the AMD guest of
+// 2026-11-29 reads ran faster (kReadFromWriterFrom). A writer whose peers read its buffer cannot
+// finish before they have (EagerMailbox): that costs ranks that share cores each other's turns,
+// so there nothing within the slot is read (nor measured). In place, where a rank's block for a
+// peer is also where that peer's block for it lands, the all-to-all's two ranks of each pair swap
+// their two blocks between their buffers, each one half (EagerMailbox), past the slots and
+// wherever the ranks run: every rank both lends and swaps. Such payloads are neither stored nor
+// timed.
 //
 // A broadcast's root never lends a plain buffer, at any size (larger ones pass in pieces:
 // EagerMailbox::start_in_pieces). It would lose its early return, and its readers' copies leave
@@ -90,10 +88,9 @@ enum class PayloadWay : int {
 /// Whether readers copy payloads from their writers' buffers (MESHCOMM_EAGER_PEER_READS).
 enum class PeerReads {
   never,      ///< every payload goes through the slots
-  automatic,  ///< past the slot's payload from kReadFirstFrom a reader, and within it from kMeasuredFrom
-              ///< a reader where it measures faster, where the ranks have cores of their own (the
-              ///< default; an all-to-all in place past the slots, and an all-to-allv's blocks past its
-              ///< writer's slot, wherever they run)
+  automatic,  ///< from kReadFromWriterFrom a reader, where the ranks have cores of their own, within the
+              ///< slot's payload until the slots measure faster (the default; an all-to-all in place
+              ///< past the slots, and an all-to-allv's blocks past its writer's slot, wherever they run)
   always,     ///< every exchange's payload, at every size and wherever the ranks run
 };
 
@@ -113,13 +110,15 @@ class EagerStoreChoice {
   static constexpr std::size_t kMeasuredFrom = 16 * 1024;
   /// The largest payload measured (the eager slots' payload).
   static constexpr std::size_t kMeasuredUpTo = 64 * 1024;
-  /// Where an exchange's reader copies this much or more of a payload within the slot (by its
-  /// size class), the payload is left in its writer's buffer until reading it measures slower than
-  /// the slots; below it the slots come first. At two ranks on the AMD EPYC guest of 2026-11-29
-  /// and the Intel Xeon VM (`all_gather_perf`, `alltoall_perf` and `alltoallv_perf`, four
-  /// alternated launches each way) payloads of 32-64 KiB a reader ran 1.02-1.20x `mpi_best` read
-  /// against 0.64-1.06x through the slots, and 16 KiB 1.08-1.21x read against 1.32-1.63x.
-  static constexpr std::size_t kReadFirstFrom = 32 * 1024;
+  /// Where an exchange's reader copies this much or more of a payload (by its size class within
+  /// the slot), the payload is left in its writer's buffer: past the slot always, within it until
+  /// the slots measure faster. Below it every payload that fits goes through the slots. At two
+  /// ranks on the AMD EPYC guest of 2026-11-29 and the Intel Xeon VM (`all_gather_perf`,
+  /// `alltoall_perf` and `alltoallv_perf`, four alternated launches each way) payloads of 32-64
+  /// KiB a reader ran 1.02-1.20x `mpi_best` read against 0.64-1.06x through the slots, and 16 KiB
+  /// 1.08-1.21x read against 1.32-1.63x; on the AMD EPYC guest of 2026-12-02 the reads' trials at
+  /// 16-24 KiB a reader cost the all-gather and the all-to-allv 5-30% (perftests/README.md).
+  static constexpr std::size_t kReadFromWriterFrom = 32 * 1024;
   /// Bytes of the decision table each rank's segment holds, a whole number of cache lines; the
   /// table must start zeroed (every entry's first way).
   static constexpr std::size_t kTableBytes = 192;
@@ -140,7 +139,7 @@ class EagerStoreChoice {
   ~EagerStoreChoice();
 
   /// Whether this rank's payload of `bytes` of `args` is read from its buffer whatever is measured
-  /// (PayloadWay): past the slot's payload where each reader copies kReadFirstFrom or more of it
+  /// (PayloadWay): past the slot's payload where each reader copies kReadFromWriterFrom or more of it
   /// (an all_to_allv's blocks past the slot at any size), or everywhere where `peer_reads` is
   /// always. An all_to_allv's depends on its layout alone.
   [[nodiscard]] bool reads_from_writer(const CollectiveArgs& args, std::size_t bytes) const noexcept;
@@ -184,12 +183,10 @@ class EagerStoreChoice {
   /// but for an all_to_allv the block its timed writer sends its decider (0 where not written).
   [[nodiscard]] std::size_t classed_bytes(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
   [[nodiscard]] bool measured(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
-  /// Whether `args`' measured payload of `bytes` may also be left in its writer's buffer: an
-  /// exchange's out of place, where `peer_reads` is automatic.
+  /// Whether `args`' measured payload of `bytes` is left in its writer's buffer until the slots
+  /// measure faster: an exchange's out of place from kReadFromWriterFrom a reader (by its size
+  /// class), where `peer_reads` is automatic.
   [[nodiscard]] bool offers_reads(const CollectiveArgs& args, std::size_t bytes, Side side) const noexcept;
-  /// Whether `args`' payloads of the size class of `classed` bytes (classed_bytes()) are read
-  /// from their writer's buffer first (kReadFirstFrom), where offers_reads().
-  [[nodiscard]] bool reads_first(const CollectiveArgs& args, std::size_t classed) const noexcept;
   /// How a decider's choices for `args` weigh their pieces and trials: `reads` for the choice
   /// between the slots and reading the writer's buffer, else for the stores'.
   [[nodiscard]] MeasuredChoice::Settings choice_settings(const CollectiveArgs& args, bool reads) const noexcept;
@@ -202,9 +199,8 @@ class EagerStoreChoice {
   PeerReads peer_reads_;
   std::size_t all_to_allv_capacity_;
   /// This rank's choices as a decider, per table entry, made when first needed: plain against
-  /// streaming stores (way 1), from the slots' payloads; and where offers_reads(), the entry's
-  /// first way (reads_first()) against the other of the slots and reading the writer's buffer
-  /// (way 1), from every payload.
+  /// streaming stores (way 1), from the slots' payloads; and where offers_reads(), reading the
+  /// writer's buffer against the slots (way 1), from every payload.
   std::vector<std::unique_ptr<MeasuredChoice>> store_choices_;
   std::vector<std::unique_ptr<MeasuredChoice>> read_choices_;
 };

@@ -257,12 +257,12 @@ TEST(EagerStoreChoice, ExchangesReadFromTheWritersBufferPastTheSlotAndWithinItWh
   auto& rank0 = *tables.ranks[0];
   EXPECT_EQ(rank0.way(all_gather_of(kPast), kPast, 0), PayloadWay::read_from_writer);
   EXPECT_FALSE(rank0.times_writing(all_gather_of(kPast), kPast)) << "a payload left in the buffer is not timed";
-  // Within the slot the first way is measured against the other: reads from kReadFirstFrom a
-  // reader, the slots below.
-  constexpr auto kFrom = EagerStoreChoice::kReadFirstFrom;
+  // Within the slot reads come first from kReadFromWriterFrom a reader, measured against the
+  // slots; below it the slots alone.
+  constexpr auto kFrom = EagerStoreChoice::kReadFromWriterFrom;
   EXPECT_FALSE(rank0.reads_from_writer(all_gather_of(kFrom), kFrom)) << "within the slot it is measured";
   EXPECT_EQ(rank0.way(all_gather_of(kFrom), kFrom, 0), PayloadWay::read_from_writer) << "read first";
-  EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores) << "the slots first";
+  EXPECT_EQ(rank0.way(all_gather_of(kFrom - 64), kFrom - 64, 0), PayloadWay::plain_stores) << "the slots alone";
   EXPECT_TRUE(rank0.times_writing(all_gather_of(kFrom - 64), kFrom - 64));
   // An all-to-all's reader copies a size-th of the payload: past the slot it is read from
   // kFrom a reader.
@@ -312,33 +312,36 @@ int count_from(const std::vector<PayloadWay>& ways, std::size_t from, PayloadWay
   return count;
 }
 
-TEST(EagerStoreChoice, AnExchangeWithinTheSlotTakesTheSlotsOrTheWritersBufferAsTheyMeasure) {
+TEST(EagerStoreChoice, AnExchangeWithinTheSlotIsReadFromTheWriterUntilTheSlotsMeasureFaster) {
   Tables tables(true, false, PeerReads::automatic);
-  // 16 KiB a reader: through the slots first; rank 1's payloads read faster from its buffer.
-  const std::size_t small = 16 * 1024;
-  const auto small_gather = all_gather_of(small);
-  const auto to_reads =
-      run_ways(tables, small_gather, 1000, small, 1, {.plain = 8000, .streamed = 9000, .read = 3000});
-  EXPECT_EQ(to_reads.front(), PayloadWay::plain_stores) << "the slots first";
-  EXPECT_GE(count_from(to_reads, 500, PayloadWay::read_from_writer), 450);
-  EXPECT_EQ(to_reads.back(), PayloadWay::read_from_writer);
-
-  // 32 KiB a reader: read first; rank 2's payloads go faster through the slots.
-  const std::size_t large = EagerStoreChoice::kReadFirstFrom;
+  // Rank 2's payloads of 32 KiB a reader go faster through the slots: read first, then slots.
+  const std::size_t large = EagerStoreChoice::kReadFromWriterFrom;
+  const auto large_gather = all_gather_of(large);
   const auto to_slots =
-      run_ways(tables, all_gather_of(large), 1000, large, 2, {.plain = 3000, .streamed = 8000, .read = 9000});
+      run_ways(tables, large_gather, 1000, large, 2, {.plain = 3000, .streamed = 8000, .read = 9000});
   EXPECT_EQ(to_slots.front(), PayloadWay::read_from_writer) << "read first";
   EXPECT_GE(count_from(to_slots, 500, PayloadWay::plain_stores), 450);
   EXPECT_LE(count_from(to_slots, 500, PayloadWay::read_from_writer), 50) << "reads are tried again, rarely";
 
-  // A speed that changes is followed: rank 1's from its buffer back to the slots.
-  const auto slots_again =
-      run_ways(tables, small_gather, 1000, small, 1, {.plain = 3000, .streamed = 8000, .read = 9000}, /*first=*/1000);
-  EXPECT_GE(count_from(slots_again, 500, PayloadWay::plain_stores), 450);
+  // Rank 1's read faster from its buffer: they stay there, the slots tried now and then.
+  const auto stays = run_ways(tables, large_gather, 1000, large, 1, {.plain = 8000, .streamed = 9000, .read = 3000});
+  EXPECT_GE(count_from(stays, 500, PayloadWay::read_from_writer), 450);
+  EXPECT_GE(count_from(stays, 0, PayloadWay::plain_stores), 1) << "the slots were tried";
+
+  // A speed that changes is followed: rank 2's from the slots back to reads.
+  const auto reads_again =
+      run_ways(tables, large_gather, 1000, large, 2, {.plain = 9000, .streamed = 9000, .read = 3000}, /*first=*/1000);
+  EXPECT_GE(count_from(reads_again, 500, PayloadWay::read_from_writer), 450);
+
+  // Below kReadFromWriterFrom a reader only the stores are chosen, however fast reads would be.
+  const std::size_t small = large / 2;
+  const auto small_ways =
+      run_ways(tables, all_gather_of(small), 400, small, 0, {.plain = 8000, .streamed = 9000, .read = 10});
+  EXPECT_EQ(count_from(small_ways, 0, PayloadWay::read_from_writer), 0);
 
   Tables never(true, false, PeerReads::never);
   const auto without_reads =
-      run_ways(never, all_gather_of(large), 400, large, 1, {.plain = 8000, .streamed = 9000, .read = 10});
+      run_ways(never, large_gather, 400, large, 1, {.plain = 8000, .streamed = 9000, .read = 10});
   EXPECT_EQ(count_from(without_reads, 0, PayloadWay::read_from_writer), 0) << "where no peer may read a writer's buffer";
 }
 
