@@ -609,7 +609,9 @@ void EagerMailbox::finish(const Operation& operation) {
   }
   if (decides) {
     std::uint64_t writing_took = 0;  // a payload left in its buffer wrote nothing
-    if (!timed_writer_lent) std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
+    if (!timed_writer_lent) {
+      std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
+    }
     const auto took = std::chrono::nanoseconds(reading_took + writing_took);
     stores_.record(args, published, operation.op, took);
   }

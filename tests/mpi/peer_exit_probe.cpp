@@ -37,9 +37,9 @@ int main(int argc, char** argv) {
   // creation error, not what this probe looks at).
   comm.barrier();
   // "eager_read": rank 1 publishes a large all-gather's payload (past a slot's, so it is left in
-  // its buffer for rank 0 to read whatever was measured), and leaves before rank 0 arrives to read it. "eager_lent": rank 1 stays (without
-  // driving its operation) while rank 0 arrives and reads it, then leaves, so that rank 0 waits
-  // for a reader that never comes.
+  // its buffer for rank 0 to read whatever was measured), and leaves before rank 0 arrives to
+  // read it. "eager_lent": rank 1 stays (without driving its operation) while rank 0 arrives and
+  // reads it, then leaves, so that rank 0 waits for a reader that never comes.
   const bool eager_read = mode == "eager_read";
   const bool eager_lent = mode == "eager_lent";
   std::vector<float> large(32768, 1.0F), large_gathered(large.size() * static_cast<std::size_t>(comm.size()));

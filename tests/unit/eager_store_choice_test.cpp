@@ -342,7 +342,8 @@ TEST(EagerStoreChoice, AnExchangeWithinTheSlotIsReadFromTheWriterUntilTheSlotsMe
   Tables never(true, false, PeerReads::never);
   const auto without_reads =
       run_ways(never, large_gather, 400, large, 1, {.plain = 8000, .streamed = 9000, .read = 10});
-  EXPECT_EQ(count_from(without_reads, 0, PayloadWay::read_from_writer), 0) << "where no peer may read a writer's buffer";
+  EXPECT_EQ(count_from(without_reads, 0, PayloadWay::read_from_writer), 0)
+      << "where no peer may read a writer's buffer";
 }
 
 TEST(EagerStoreChoice, AnAllToAllvWhoseBlocksPassItsSlotIsReadFromTheWritersInput) {
