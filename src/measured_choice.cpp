@@ -74,7 +74,7 @@ int MeasuredChoice::faster_way(const SizeClass& size) const noexcept {
 std::uint32_t MeasuredChoice::trial_interval(const SizeClass& size) const noexcept {
   const double faster = size.ways[index_of(size.faster)].nanoseconds_per_byte;
   const double slower = size.ways[index_of(1 - size.faster)].nanoseconds_per_byte;
-  const double pieces_per_trial = static_cast<double>(settings_.pieces_per_trial) * settings_.trial_run;
+  const double pieces_per_trial = static_cast<double>(settings_.pieces_per_trial + settings_.trial_run - 1);
   const double trial_cost = (slower / faster - 1) * pieces_per_trial + settings_.pieces_lost_switching;
   const double affordable = std::ceil(trial_cost / kTrialShare);
   const double first_interval =

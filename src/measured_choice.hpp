@@ -35,7 +35,8 @@ class MeasuredChoice {
     /// slow pieces are common and the speeds themselves change seldom.
     double latest_piece_weight = 0.5;
     /// Pieces of the slower way a trial takes, where a choice cannot be applied to one piece alone
-    /// (it takes effect some pieces later, and lasts as long).
+    /// (it takes effect some pieces later, and lasts as long); each piece of a trial run past its
+    /// first (trial_run) lengthens it by one.
     std::uint32_t pieces_per_trial = 1;
     /// Pieces' worth of time a trial loses besides its slower pieces: where the pieces right
     /// after a change of way run slower than either way's own (they find what the other way left).

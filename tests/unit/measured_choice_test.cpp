@@ -3,7 +3,8 @@
 // the choice either way within a few pieces. With a switch margin, a way only a little faster does
 // not turn the choice; with capped pieces, one very slow piece does not either. usual_way() tells
 // a trial apart. Trials that run several pieces in a row see a way that is slower only on its
-// first piece after the other. Early trials of a way measured far slower keep their share.
+// first piece after the other. Early trials of a way measured far slower keep their share, and a
+// trial run lengthens a trial by its pieces past the first.
 
 #include <gtest/gtest.h>
 
@@ -210,6 +211,15 @@ TEST(MeasuredChoice, EarlyTrialsOfAFarSlowerWayKeepTheirShare) {
   EXPECT_EQ(early_way1_pieces(far, 1.5, 125), 6) << "its first three and one trial of three";
   MeasuredChoice close(whole_call_settings());
   EXPECT_GE(early_way1_pieces(close, 1.1, 125), 9) << "its first three and at least two trials";
+}
+
+// A trial that takes pieces_per_trial pieces and records a run of trial_run of them costs one more
+// piece for each of the run's past its first, not pieces_per_trial more: with 32 and 16, a way
+// measured 1.5 times slower (47 pieces at half a piece's loss) is rechecked once in the first 700
+// pieces, after its first run, where counting 32 a piece of the run would put that past 1000.
+TEST(MeasuredChoice, ATrialRunLengthensATrialByItsPiecesPastTheFirst) {
+  MeasuredChoice choice(MeasuredChoice::Settings{.latest_piece_weight = 0.25, .pieces_per_trial = 32, .trial_run = 16});
+  EXPECT_EQ(early_way1_pieces(choice, 1.5, 700), 32) << "its first run and one trial run";
 }
 
 // usual_way() says the way outside trials, so that a caller can tell a trial by a choose() that
