@@ -297,7 +297,15 @@ MeasuredChoice::Settings EagerStoreChoice::choice_settings(const CollectiveArgs&
   // streamed stores were faster in most launches of 58 calls. So does the exchanges' trial of the
   // slots against reads, whose gaps are wider and lasting: on the AMD EPYC guest of
   // perftests/README.md reads took 1.6-2.4x as long as the slots at 32 KiB a reader, where the
-  // guests of kReadFromWriterFrom's figures ran them 1.1-1.3x faster.
+  // guests of kReadFromWriterFrom's figures ran them 1.1-1.3x faster. There the slots' first timed
+  // payloads after reads ran slower than their next ones: of the first sixteen (a lag's) of a
+  // 64 KiB all-gather out of place, logged on both ranks in six launches, the first eight took
+  // 2.6-5.0 us and the last four 2.1-3.2, against the reads' 3.8-6.1; in place the second took
+  // 140-170 us in three launches of six. Weighed by their first two, the slots lost to the reads
+  // in one placement or both in four launches of six, and a way measured behind is retried only
+  // after hundreds of calls of its class. So a run of this choice's slower way weighs the last of
+  // a lag's payloads (trial_run): the trial, which runs through the lag after it takes effect
+  // unweighed, grows from two lags to three.
   const bool copies = args.kind != CollectiveKind::broadcast && !reads;
   return {
       .latest_piece_weight = 0.25,
@@ -306,6 +314,7 @@ MeasuredChoice::Settings EagerStoreChoice::choice_settings(const CollectiveArgs&
       .switch_margin = 0.2,
       .largest_piece_over_figure = 2.0,
       .way0_pieces_first = copies ? 128U : 0U,
+      .trial_run = reads ? static_cast<std::uint32_t>(lag_) : 1U,
   };
 }
 

@@ -81,6 +81,9 @@ struct WayTimes {
   std::int64_t plain = 0;
   std::int64_t streamed = 0;
   std::int64_t read = std::numeric_limits<std::int64_t>::max() / 4;  ///< left in the writer's buffer
+  /// Operations through the slots right after reads that take twice their stores' time (they find
+  /// the slots' lines as the reads left them).
+  int slots_slower_for = 0;
 };
 
 /// Runs `operations` of `args` (publishing `bytes`) through `tables`, numbered from `first`,
@@ -91,9 +94,14 @@ std::vector<PayloadWay> run_ways(Tables& tables, const CollectiveArgs& args, int
                                  int writer, WayTimes times, int first = 0) {
   const int decider = (writer + 1) % kRanks;
   std::vector<PayloadWay> ways;
+  std::vector<int> since_reads;  // per operation: operations through the slots before it since a read
   for (int op = first; op < first + operations + kLag; ++op) {
     // The decider has finished op - lag: the writer may publish op now.
-    if (op < first + operations) ways.push_back(tables.ranks[writer]->way(args, bytes, op));
+    if (op < first + operations) {
+      ways.push_back(tables.ranks[writer]->way(args, bytes, op));
+      const bool read = ways.back() == PayloadWay::read_from_writer;
+      since_reads.push_back(read ? -1 : since_reads.empty() ? 0 : since_reads.back() + 1);
+    }
     const int finishing = op - kLag + 1;  // the decider finishes this one before the writer publishes op + 1
     if (finishing < first || finishing >= first + operations) continue;
     const PayloadWay way = ways[static_cast<std::size_t>(finishing - first)];
@@ -104,9 +112,9 @@ std::vector<PayloadWay> run_ways(Tables& tables, const CollectiveArgs& args, int
         << "operation " << finishing;
     EXPECT_EQ(tables.ranks[decider]->timed_writer(args), writer);
     EXPECT_TRUE(tables.ranks[decider]->decides(args, bytes));
-    const auto took = way == PayloadWay::read_from_writer  ? times.read
-                      : way == PayloadWay::streaming_stores ? times.streamed
-                                                            : times.plain;
+    const auto stored = way == PayloadWay::streaming_stores ? times.streamed : times.plain;
+    const bool after_reads = since_reads[static_cast<std::size_t>(finishing - first)] < times.slots_slower_for;
+    const auto took = way == PayloadWay::read_from_writer ? times.read : after_reads ? 2 * stored : stored;
     tables.ranks[decider]->record(args, bytes, finishing, std::chrono::nanoseconds(took));
   }
   return ways;
@@ -344,6 +352,19 @@ TEST(EagerStoreChoice, AnExchangeWithinTheSlotIsReadFromTheWriterUntilTheSlotsMe
       run_ways(never, large_gather, 400, large, 1, {.plain = 8000, .streamed = 9000, .read = 10});
   EXPECT_EQ(count_from(without_reads, 0, PayloadWay::read_from_writer), 0)
       << "where no peer may read a writer's buffer";
+}
+
+// The slots' first operations after reads run slower than their next ones: a trial of them
+// weighs the last of a lag's run of operations, past those.
+TEST(EagerStoreChoice, SlotsSlowerOnlyRightAfterReadsAreStillTakenWhereFaster) {
+  Tables tables(true, false, PeerReads::automatic);
+  const std::size_t large = EagerStoreChoice::kReadFromWriterFrom;
+  // The first timed operation through the slots comes a lag after they are taken, at twice their
+  // 3000 ns, past the reads' 4000; from the sixth on they take 3000.
+  const auto ways = run_ways(tables, all_gather_of(large), 1000, large, 2,
+                             {.plain = 3000, .streamed = 8000, .read = 4000, .slots_slower_for = kLag + 2});
+  EXPECT_EQ(ways.front(), PayloadWay::read_from_writer) << "read first";
+  EXPECT_GE(count_from(ways, 500, PayloadWay::plain_stores), 450);
 }
 
 TEST(EagerStoreChoice, AnAllToAllvWhoseBlocksPassItsSlotIsReadFromTheWritersInput) {
