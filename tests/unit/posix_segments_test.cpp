@@ -1,6 +1,6 @@
 // POSIX shared-memory segments: names that a dead process with this process's id left behind,
-// or a forked child's, never stop an allocation, and a peer that opens a name reads what the
-// owner wrote.
+// or a forked child's, never stop an allocation, a peer that opens a name reads what the owner
+// wrote, and prefaulting a peer's segment maps every page asked for.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,12 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "shared_memory/page_prefault.hpp"
 #include "shared_memory/shared_segment.hpp"
 
 namespace meshcomm::detail {
@@ -88,6 +91,49 @@ TEST(PosixSegments, AForkedChildNamesItsSegmentsApartFromItsParent) {
   EXPECT_NE(next.handle, childs);
   next.release();
   mine.release();
+}
+
+/// Whether the page holding `address` is in this process's page tables (/proc/self/pagemap's
+/// "present" bit, readable without privileges); nullopt where the file cannot be read.
+std::optional<bool> page_present(const std::byte* address) {
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::uint64_t entry = 0;
+  const auto at = static_cast<off_t>(reinterpret_cast<std::uintptr_t>(address) / page * sizeof entry);
+  const bool read_it = pread(fd, &entry, sizeof entry, at) == static_cast<ssize_t>(sizeof entry);
+  close(fd);
+  if (!read_it) return std::nullopt;
+  return (entry >> 63U) != 0;
+}
+
+TEST(PosixSegments, PrefaultingAPeersSegmentMapsEveryPageOfTheRange) {
+  // 64 pages: more than the kernel maps around one faulting load (fault_around_bytes, 64 KiB).
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  constexpr std::size_t kPages = 64;
+  auto owner = make_posix_segments();
+  auto made = owner->allocate(kPages * page);
+  std::memset(made.base, 0x5a, kPages * page);  // the owner writes it, as an eager segment's owner does
+  {
+    // From within the first page to the segment's very end, where its mapping ends: a load past
+    // the range would fault.
+    auto peer = make_posix_segments();
+    const std::byte* seen = peer->attach(made.handle);
+    const auto before = page_present(seen + (kPages - 1) * page);
+    if (!before) GTEST_SKIP() << "/proc/self/pagemap cannot be read here";
+    EXPECT_FALSE(*before) << "a fresh mapping should have no page in the page tables yet";
+    prefault_for_reading(seen + 100, kPages * page - 100);
+    for (std::size_t index = 0; index < kPages; ++index) EXPECT_TRUE(*page_present(seen + index * page)) << index;
+  }
+  {
+    // Two bytes across a page boundary: both pages.
+    auto peer = make_posix_segments();
+    const std::byte* seen = peer->attach(made.handle);
+    prefault_for_reading(seen + 40 * page - 1, 2);
+    EXPECT_TRUE(*page_present(seen + 39 * page));
+    EXPECT_TRUE(*page_present(seen + 40 * page));
+  }
+  made.release();
 }
 
 }  // namespace
