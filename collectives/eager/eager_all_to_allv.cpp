@@ -21,18 +21,23 @@ struct TableEntry {
   std::uint64_t expected = 0;
 };
 
-/// The flag before the table: where the writer's blocks are.
+/// The flag that starts a payload, in the first of the word before the table: where the writer's
+/// blocks are, and in which form.
 constexpr std::size_t kBlocksFollowFlagBytes = sizeof(std::uint64_t);
-constexpr std::uint64_t kBlocksOverflowed = 0;  ///< nowhere: they did not fit the slot
-constexpr std::uint64_t kBlocksFollow = 1;      ///< after the table
-constexpr std::uint64_t kBlocksInInput = 2;     ///< in the writer's input
-constexpr std::uint64_t kBlocksHandedOver = 3;  ///< nowhere: they fit, but the writer hands the call over
+constexpr std::uint8_t kBlocksOverflowed = 0;  ///< nowhere: they did not fit the slot
+constexpr std::uint8_t kBlocksFollow = 1;      ///< after the table
+constexpr std::uint8_t kBlocksInInput = 2;     ///< in the writer's input
+constexpr std::uint8_t kBlocksHandedOver = 3;  ///< nowhere: they fit, but the writer hands the call over
+/// A compact table (the flag byte, then a byte of what it sends and one of what it expects per
+/// peer, in rank order, the writer left out), its blocks after it.
+constexpr std::uint8_t kCompactBlocksFollow = 4;
+static_assert(std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kCompactBlocksFollow);
+constexpr std::size_t kCompactEntryBytes = 2;
+constexpr std::size_t kCompactMost = 0xff;  ///< the most bytes a compact entry's count holds
 
-std::uint64_t blocks_flag(const std::byte* payload) noexcept {
-  std::uint64_t flag = 0;
-  std::memcpy(&flag, payload, sizeof flag);
-  return flag;
-}
+std::uint8_t blocks_flag(const std::byte* payload) noexcept { return std::to_integer<std::uint8_t>(payload[0]); }
+
+std::size_t compact_table_bytes(std::size_t ranks) noexcept { return 1 + (ranks - 1) * kCompactEntryBytes; }
 
 std::size_t all_to_allv_table_bytes(std::size_t ranks) noexcept {
   return kBlocksFollowFlagBytes + ranks * sizeof(TableEntry);
@@ -45,9 +50,22 @@ std::size_t all_to_allv_sent_bytes(const CollectiveArgs& args, int rank) noexcep
   return (elements - args.layout.send_counts[static_cast<std::size_t>(rank)]) * size_of(args.input.type);
 }
 
-TableEntry table_entry(const std::byte* payload, std::size_t rank) noexcept {
+/// The entry for `reader` in the table `writer` wrote at `payload`, in either form, among `ranks`.
+TableEntry table_entry(const std::byte* payload, std::size_t ranks, std::size_t writer, std::size_t reader) noexcept {
   TableEntry read;
-  std::memcpy(&read, payload + kBlocksFollowFlagBytes + rank * sizeof(TableEntry), sizeof read);
+  if (blocks_flag(payload) != kCompactBlocksFollow) {
+    std::memcpy(&read, payload + kBlocksFollowFlagBytes + reader * sizeof(TableEntry), sizeof read);
+    return read;
+  }
+  // The compact table gives no places: the blocks follow it in rank order, the writer's own left
+  // out, and so do the entries, so the reader's block follows those of the entries before its own.
+  const std::size_t entry = reader - (writer < reader ? 1 : 0);
+  read.offset = compact_table_bytes(ranks);
+  for (std::size_t before = 0; before < entry; ++before) {
+    read.offset += std::to_integer<std::size_t>(payload[1 + before * kCompactEntryBytes]);
+  }
+  read.sent = std::to_integer<std::size_t>(payload[1 + entry * kCompactEntryBytes]);
+  read.expected = std::to_integer<std::size_t>(payload[2 + entry * kCompactEntryBytes]);
   return read;
 }
 
@@ -75,7 +93,7 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   const std::size_t ranks = layout.send_counts.size();
   const std::size_t element = size_of(args.input.type);
   const bool in_input = way == PayloadWay::read_from_writer;
-  std::uint64_t blocks_are = kBlocksFollow;
+  std::uint8_t blocks_are = kBlocksFollow;
   if (in_input) {
     blocks_are = kBlocksInInput;
   } else if (!all_to_allv_fits(args, rank, capacity)) {
@@ -83,7 +101,7 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   } else if (hand_over) {
     blocks_are = kBlocksHandedOver;
   }
-  std::memcpy(payload, &blocks_are, sizeof blocks_are);
+  payload[0] = std::byte{blocks_are};
   const auto* input = static_cast<const std::byte*>(args.input.data);
   std::size_t at = all_to_allv_table_bytes(ranks);
   for (std::size_t peer = 0; peer < ranks; ++peer) {
@@ -102,15 +120,50 @@ void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank,
   }
 }
 
+std::size_t compact_all_to_allv_bytes(const CollectiveArgs& args, int rank, std::size_t room) noexcept {
+  const auto& layout = args.layout;
+  const std::size_t ranks = layout.send_counts.size();
+  const std::size_t element = size_of(args.input.type);
+  if (ranks < 2) return 0;
+  for (std::size_t peer = 0; peer < ranks; ++peer) {
+    if (peer == static_cast<std::size_t>(rank)) continue;
+    if (layout.send_counts[peer] * element > kCompactMost || layout.recv_counts[peer] * element > kCompactMost) {
+      return 0;
+    }
+  }
+  const std::size_t bytes = compact_table_bytes(ranks) + all_to_allv_sent_bytes(args, rank);
+  return bytes <= room ? bytes : 0;
+}
+
+void write_compact_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank) noexcept {
+  const auto& layout = args.layout;
+  const std::size_t ranks = layout.send_counts.size();
+  const std::size_t element = size_of(args.input.type);
+  const auto* input = static_cast<const std::byte*>(args.input.data);
+  payload[0] = std::byte{kCompactBlocksFollow};
+  std::byte* entry = payload + 1;
+  std::byte* block = payload + compact_table_bytes(ranks);
+  for (std::size_t peer = 0; peer < ranks; ++peer) {
+    if (peer == static_cast<std::size_t>(rank)) continue;
+    const std::size_t sent = layout.send_counts[peer] * element;
+    entry[0] = static_cast<std::byte>(sent);
+    entry[1] = static_cast<std::byte>(layout.recv_counts[peer] * element);
+    entry += kCompactEntryBytes;
+    std::memcpy(block, input + layout.send_offsets[peer] * element, sent);
+    block += sent;
+  }
+}
+
 std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                           int rank, ErrorContext context) {
   const auto& layout = args.layout;
   const std::size_t element = size_of(args.input.type);
   const auto self = static_cast<std::size_t>(rank);
   for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
+    if (peer == self) continue;
     const std::size_t sends = layout.send_counts[peer] * element;
     const std::size_t expects = layout.recv_counts[peer] * element;
-    const TableEntry theirs = table_entry(payloads[peer], self);
+    const TableEntry theirs = table_entry(payloads[peer], payloads.size(), peer, self);
     if (theirs.sent == expects && theirs.expected == sends) continue;
     context.peer = static_cast<int>(peer);
     return Error(ErrorCode::size_mismatch,
@@ -129,8 +182,8 @@ bool all_to_allv_handed_over_early(const std::byte* payload) noexcept {
 
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept {
   return std::all_of(payloads.begin(), payloads.end(), [](const std::byte* payload) {
-    const std::uint64_t flag = blocks_flag(payload);
-    return flag == kBlocksFollow || flag == kBlocksInInput;
+    const std::uint8_t flag = blocks_flag(payload);
+    return flag == kBlocksFollow || flag == kBlocksInInput || flag == kCompactBlocksFollow;
   });
 }
 
@@ -151,15 +204,18 @@ void AllToAllvOverflowForecast::learn(std::span<const std::byte* const> payloads
   for (std::size_t writer = 0; writer < payloads.size(); ++writer) {
     std::size_t blocks = 0;
     for (std::size_t peer = 0; peer < payloads.size(); ++peer) {
-      if (peer != writer) blocks += table_entry(payloads[writer], peer).sent;
+      if (peer != writer) blocks += table_entry(payloads[writer], payloads.size(), writer, peer).sent;
     }
     largest_then_ = std::max(largest_then_, blocks);
   }
   sent_then_ = all_to_allv_sent_bytes(args, rank);
 }
 
-std::size_t all_to_allv_block_at(const std::byte* payload, int reader) noexcept {
-  return table_entry(payload, static_cast<std::size_t>(reader)).offset;
+bool all_to_allv_compact(const std::byte* payload) noexcept { return blocks_flag(payload) == kCompactBlocksFollow; }
+
+std::size_t all_to_allv_block_at(std::span<const std::byte* const> payloads, int writer, int reader) noexcept {
+  const auto from = static_cast<std::size_t>(writer);
+  return table_entry(payloads[from], payloads.size(), from, static_cast<std::size_t>(reader)).offset;
 }
 
 }  // namespace meshcomm::detail

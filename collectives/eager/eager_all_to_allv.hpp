@@ -14,6 +14,11 @@
 // overflowed, every rank alike hands the call over (EagerMailbox::take_handed_over). The tables
 // also let both ranks of a pair that disagree about a count fail, naming each other, before any
 // block is read.
+// A rank whose blocks and counts are small enough writes a compact table instead (a byte of what
+// it sends and one of what it expects per peer, the places left out: the blocks follow in rank
+// order) where table and blocks fit the slot's inline bytes, the line of its header: a reader then
+// takes the call from that one line (at two ranks, 8 B blocks: the header and the table's line had
+// made two). The payload's first byte says which form it is in.
 // A rank whose blocks overflow starts the takeover at once; the others start it once they have
 // read its table, which waits for the last rank to publish. Where the last call was handed over
 // for want of room, and its own blocks have not shrunk enough since for the largest rank's then
@@ -64,6 +69,24 @@ std::size_t all_to_allv_published_bytes(const CollectiveArgs& args, int rank, st
 void write_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank, std::size_t capacity,
                        PayloadWay way, bool hand_over = false) noexcept;
 
+/// The bytes rank `rank`'s table and blocks of `args` take in the compact form, where every block
+/// it sends a peer and every one it expects back is of at most 255 bytes and they take at most
+/// `room` bytes (a slot's inline bytes); else 0. A rank with any compact form writes it
+/// (write_compact_all_to_allv()), whatever a forecast says: its blocks always fit.
+std::size_t compact_all_to_allv_bytes(const CollectiveArgs& args, int rank, std::size_t room) noexcept;
+
+/// Writes rank `rank`'s table of `args` and its blocks for the peers into `payload` in the compact
+/// form: compact_all_to_allv_bytes() must have found it fits.
+void write_compact_all_to_allv(std::byte* payload, const CollectiveArgs& args, int rank) noexcept;
+
+/// Whether `payload` holds a compact table, rather than the start of a table past the slot's inline
+/// bytes.
+bool all_to_allv_compact(const std::byte* payload) noexcept;
+
+/// What a slot's inline bytes start with where its all_to_allv's table lies past them: never the
+/// first byte of a compact table.
+inline constexpr std::byte kAllToAllvPastInline{0xff};
+
 /// Whether `payload`'s writer hands the call over although its blocks fit its slot
 /// (write_all_to_allv's `hand_over`).
 bool all_to_allv_handed_over_early(const std::byte* payload) noexcept;
@@ -102,8 +125,8 @@ class AllToAllvOverflowForecast {
   std::size_t largest_then_ = 0;  ///< the most block bytes any rank wrote, or would have, in it
 };
 
-/// Where the block for rank `reader` lies: in `payload`, or in its writer's input where the
-/// writer left its blocks there.
-std::size_t all_to_allv_block_at(const std::byte* payload, int reader) noexcept;
+/// Where the block for rank `reader` lies in rank `writer`'s payload (`payloads` holds every
+/// rank's, in rank order), or in the writer's input where the writer left its blocks there.
+std::size_t all_to_allv_block_at(std::span<const std::byte* const> payloads, int writer, int reader) noexcept;
 
 }  // namespace meshcomm::detail

@@ -36,10 +36,11 @@ static_assert(EagerStoreChoice::kTableBytes % kCacheLine == 0);
 // A slot: its first cache line holds the sequence word, the call's record without its site and,
 // for a payload that fits, the payload itself, so that a reader of a small call moves one line;
 // the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
-// after the header. A larger payload leaves the inline bytes free: where its writing is timed
-// (EagerStoreChoice), they hold how long it took, in nanoseconds, and then where its readers
-// read it: 0 for the slot, else the address in the writer's process of the buffer they copy from
-// (PayloadWay::read_from_writer).
+// after the header. A larger payload leaves the inline bytes free: their first word is an
+// all_to_allv's (whose payload starts with a compact table there, or says that its table lies past
+// the header: kAllToAllvPastInline), the next says where its readers read it: 0 for the slot, else
+// the address in the writer's process of the buffer they copy from (PayloadWay::read_from_writer),
+// and where its writing is timed (EagerStoreChoice), the third how long that took, in nanoseconds.
 constexpr std::size_t kRecordAt = 8;
 constexpr std::size_t kRecordCoreBytes = offsetof(CallRecord, site);
 constexpr std::size_t kInlineAt = kRecordAt + kRecordCoreBytes;
@@ -51,9 +52,10 @@ static_assert(kRecordCoreBytes + sizeof(CallRecord::site) == sizeof(CallRecord),
 static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
 constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
 constexpr std::size_t kSegmentBytes = kSlotsAt + EagerMailbox::kSlots * kSlotStride;
-constexpr std::size_t kWritingTookAt = kInlineAt;
-constexpr std::size_t kWriterBufferAt = kWritingTookAt + sizeof(std::uint64_t);
-static_assert(kWriterBufferAt + sizeof(std::uint64_t) <= kCacheLine);
+constexpr std::size_t kAllToAllvFormAt = kInlineAt;
+constexpr std::size_t kWriterBufferAt = kAllToAllvFormAt + sizeof(std::uint64_t);
+constexpr std::size_t kWritingTookAt = kWriterBufferAt + sizeof(std::uint64_t);
+static_assert(kWritingTookAt + sizeof(std::uint64_t) <= kCacheLine);
 // A payload left in its writer's buffer is not timed, so the word of its writing's time says
 // instead whether the buffer lies in a shared segment (Communicator::allocate_shared); the
 // segment's reference then ends the slot, whose payload bytes such a payload does not use but for
@@ -293,7 +295,11 @@ std::size_t EagerMailbox::published_bytes(const CollectiveArgs& args) const noex
     case CollectiveKind::all_reduce:
     case CollectiveKind::all_to_all: return args.input.bytes();
     case CollectiveKind::broadcast: return args.output.bytes();
-    case CollectiveKind::all_to_allv: return all_to_allv_published_bytes(args, rank_, all_to_allv_capacity_);
+    case CollectiveKind::all_to_allv:
+      if (const std::size_t compact = compact_all_to_allv_bytes(args, rank_, kInlineBytes); compact != 0) {
+        return compact;
+      }
+      return all_to_allv_published_bytes(args, rank_, all_to_allv_capacity_);
   }
   return std::numeric_limits<std::size_t>::max();
 }
@@ -358,8 +364,8 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   const std::size_t bytes = published_bytes(args);
   std::byte* payload = payload_at(mine, bytes);
   // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
-  // payload in the inline bytes keeps them, and so its slot; an all_to_allv's table never fits
-  // them, and its blocks may stay in its input even where it publishes the table alone
+  // payload in the inline bytes keeps them, and so its slot; an all_to_allv's table past them
+  // chooses, since its blocks may stay in its input even where it publishes the table alone
   // (all_to_allv_fits()).
   const bool beyond_inline = bytes > kInlineBytes;
   const bool chooses = stores_.chooses(bytes) || args.kind == CollectiveKind::all_to_allv;
@@ -381,7 +387,10 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     const std::uint64_t writer_buffer = lent ? reinterpret_cast<std::uint64_t>(args.input.data) : 0;
     std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
   }
-  if (args.kind == CollectiveKind::all_to_allv) {
+  if (args.kind == CollectiveKind::all_to_allv && !beyond_inline) {
+    write_compact_all_to_allv(payload, args, rank_);
+  } else if (args.kind == CollectiveKind::all_to_allv) {
+    mine[kAllToAllvFormAt] = kAllToAllvPastInline;
     write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, forecast_.hands_over(args, rank_));
   } else if (lent) {
     // The readers copy from args.input: nothing more to write but where it lies.
@@ -454,7 +463,11 @@ std::optional<Error> EagerMailbox::disagreement(const Operation& operation) cons
 void EagerMailbox::finish(const Operation& operation) {
   const auto& args = operation.args;
   const std::size_t published = published_bytes(args);
-  auto payload = [&](int rank) -> const std::byte* { return payload_at(slot(rank, operation.op), published); };
+  // An all_to_allv's writers each chose their form, whose payloads lie in different places.
+  const bool exchanges_v = args.kind == CollectiveKind::all_to_allv;
+  auto payload = [&](int rank) -> const std::byte* {
+    return exchanges_v ? all_to_allv_payload(rank, operation.op) : payload_at(slot(rank, operation.op), published);
+  };
   auto failure = disagreement(operation);
   if (failure) {
     failures_.emplace(operation.op, *failure);
@@ -465,7 +478,9 @@ void EagerMailbox::finish(const Operation& operation) {
   // beyond the inline bytes may be left there).
   auto writer_buffer = [&](int writer) {
     std::uint64_t address = 0;
-    if (published > kInlineBytes) std::memcpy(&address, slot(writer, operation.op) + kWriterBufferAt, sizeof address);
+    const std::byte* theirs = slot(writer, operation.op);
+    const bool beyond_inline = exchanges_v ? !all_to_allv_compact(theirs + kInlineAt) : published > kInlineBytes;
+    if (beyond_inline) std::memcpy(&address, theirs + kWriterBufferAt, sizeof address);
     return address;
   };
   // Where this rank decides how a peer passes its payloads on, it times its copy of that payload
@@ -582,8 +597,6 @@ void EagerMailbox::finish(const Operation& operation) {
       }
       break;
     case CollectiveKind::all_to_allv: {
-      // Every rank's payload starts past the slot header: the table alone is larger than the
-      // inline bytes.
       std::array<const std::byte*, kMaxRanks> every{};
       for (int rank = 0; rank < size_; ++rank) every[static_cast<std::size_t>(rank)] = payload(rank);
       const std::span<const std::byte* const> payloads(every.data(), static_cast<std::size_t>(size_));
@@ -605,7 +618,7 @@ void EagerMailbox::finish(const Operation& operation) {
             copy_host_bytes(to, input + args.layout.send_offsets[static_cast<std::size_t>(rank)] * element, bytes,
                             args.output.bytes());
           } else {
-            copy_from(rank, to, all_to_allv_block_at(payloads[static_cast<std::size_t>(rank)], rank_), bytes);
+            copy_from(rank, to, all_to_allv_block_at(payloads, rank, rank_), bytes);
           }
         }
       } else {
@@ -927,7 +940,12 @@ bool EagerMailbox::hands_over_at_once(std::int64_t op, const CollectiveArgs& arg
   if (!all_to_allv_fits(args, rank_, all_to_allv_capacity_)) return true;
   std::lock_guard hold(lock_);
   // Not yet published (its slot was still in use), the operation's way is not decided yet.
-  return arrived(rank_, op) && all_to_allv_handed_over_early(payload_at(slot(rank_, op), kPayloadBytes));
+  return arrived(rank_, op) && all_to_allv_handed_over_early(all_to_allv_payload(rank_, op));
+}
+
+const std::byte* EagerMailbox::all_to_allv_payload(int rank, std::int64_t op) const noexcept {
+  const std::byte* theirs = slot(rank, op);
+  return all_to_allv_compact(theirs + kInlineAt) ? theirs + kInlineAt : theirs + kHeader;
 }
 
 bool EagerMailbox::take_handed_over(std::int64_t op) {

@@ -473,8 +473,11 @@ void check_eager_all_to_allv(Communicator& world) {
   const int rank = world.rank();
   constexpr int kRounds = 5;
   // Floats rank `from` sends rank `to` in `round`: a few, but in rounds 1 and 2 rank 0 sends 80 KB
-  // and more, past its slot.
-  auto sent = [](int round, int from, int to) -> std::size_t {
+  // and more, past its slot; in round 3 every rank sends one float, small enough for a compact
+  // table, but the last rank sends rank 0 a hundred, past a compact entry, so that the ranks
+  // between them write compact tables and those two the full ones in one call.
+  auto sent = [size](int round, int from, int to) -> std::size_t {
+    if (round == 3) return from == size - 1 && to == 0 ? 100 : 1;
     const auto few = static_cast<std::size_t>(3 + from + 2 * to);
     return (round == 1 || round == 2) && from == 0 ? 20000 + few : few;
   };

@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -123,7 +124,7 @@ TEST(EagerAllToAllv, BlocksAreReadBackExactlyWhereTheTablesSay) {
                                     : every[static_cast<std::size_t>(from)];
         const std::size_t bytes = call.recv_counts[static_cast<std::size_t>(from)];
         std::memcpy(call.output.data() + call.recv_offsets[static_cast<std::size_t>(from)],
-                    base + all_to_allv_block_at(every[static_cast<std::size_t>(from)], rank), bytes);
+                    base + all_to_allv_block_at(every, from, rank), bytes);
         for (std::size_t i = 0; i < bytes; ++i) {
           ASSERT_EQ(call.output[call.recv_offsets[static_cast<std::size_t>(from)] + i], call.value(from, rank, i))
               << "byte " << i << " from rank " << from << " on rank " << rank << ", way " << static_cast<int>(way);
@@ -131,6 +132,65 @@ TEST(EagerAllToAllv, BlocksAreReadBackExactlyWhereTheTablesSay) {
       }
     }
   }
+}
+
+TEST(EagerAllToAllv, SmallCallsTakeTheCompactFormBesideFullTablesAndReadBackWhereTheySay) {
+  constexpr std::size_t kCapacity = 64 * 1024;
+  constexpr std::size_t kRoom = 32;  // a slot's inline bytes
+  // Rank 0 sends rank 1 300 bytes, past a compact entry, so that both write the full table; rank 2
+  // sends and expects 1-9 bytes a peer: a compact table of 1 + 2 * 2 bytes, then 3 + 6 of blocks.
+  auto counts = [](int from, int to) -> std::size_t {
+    return from == 0 && to == 1 ? 300 : static_cast<std::size_t>(1 + from + 3 * to);
+  };
+  std::deque<Call<decltype(counts)>> calls;
+  std::vector<std::vector<std::byte>> payloads(kRanks, std::vector<std::byte>(kCapacity));
+  std::array<const std::byte*, kRanks> every{};
+  for (int rank = 0; rank < kRanks; ++rank) {
+    calls.emplace_back(rank, counts);
+    std::byte* payload = payloads[static_cast<std::size_t>(rank)].data();
+    const std::size_t compact = compact_all_to_allv_bytes(calls.back().args, rank, kRoom);
+    EXPECT_EQ(compact, rank == 2 ? 14U : 0U) << "rank " << rank;
+    if (compact != 0) {
+      write_compact_all_to_allv(payload, calls.back().args, rank);
+    } else {
+      write_all_to_allv(payload, calls.back().args, rank, kCapacity, PayloadWay::plain_stores);
+    }
+    every[static_cast<std::size_t>(rank)] = payload;
+    EXPECT_EQ(all_to_allv_compact(payload), rank == 2) << "rank " << rank;
+  }
+  EXPECT_EQ(compact_all_to_allv_bytes(calls[2].args, 2, 13), 0U) << "14 bytes do not fit 13";
+  EXPECT_TRUE(all_to_allv_published_everywhere(every));
+  EXPECT_FALSE(all_to_allv_handed_over_early(every[2]));
+  for (int rank = 0; rank < kRanks; ++rank) {
+    auto& call = calls[static_cast<std::size_t>(rank)];
+    ASSERT_FALSE(all_to_allv_mismatch(every, call.args, rank, {}).has_value()) << "rank " << rank;
+    for (int from = 0; from < kRanks; ++from) {
+      if (from == rank) continue;
+      const std::size_t bytes = call.recv_counts[static_cast<std::size_t>(from)];
+      std::memcpy(call.output.data() + call.recv_offsets[static_cast<std::size_t>(from)],
+                  every[static_cast<std::size_t>(from)] + all_to_allv_block_at(every, from, rank), bytes);
+      for (std::size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(call.output[call.recv_offsets[static_cast<std::size_t>(from)] + i], call.value(from, rank, i))
+            << "byte " << i << " from rank " << from << " on rank " << rank;
+      }
+    }
+  }
+  // Rank 2's compact table says it sends rank 0 4 bytes where rank 0 expects 3: both name it.
+  auto one_more = [](int from, int to) -> std::size_t {
+    return from == 0 && to == 1 ? 300 : static_cast<std::size_t>(1 + from + 3 * to + (from == 2 && to == 0 ? 1 : 0));
+  };
+  const Call disagreeing(2, one_more);
+  std::vector<std::byte> disagreeing_payload(kRoom);
+  ASSERT_NE(compact_all_to_allv_bytes(disagreeing.args, 2, kRoom), 0U);
+  write_compact_all_to_allv(disagreeing_payload.data(), disagreeing.args, 2);
+  every[2] = disagreeing_payload.data();
+  const auto mismatch = all_to_allv_mismatch(every, calls[0].args, 0, {});
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->code(), ErrorCode::size_mismatch);
+  EXPECT_EQ(mismatch->context().peer, 2);
+  EXPECT_NE(std::string(mismatch->what()).find("rank 2 sends 4 bytes to rank 0, which expects 3"), std::string::npos)
+      << mismatch->what();
+  EXPECT_FALSE(all_to_allv_mismatch(every, calls[1].args, 1, {}).has_value()) << "rank 1's blocks agree";
 }
 
 TEST(EagerAllToAllv, AfterAnOverflowARankHandsLikeCallsOverAtOnceUntilOneNeedNotBe) {
