@@ -31,7 +31,12 @@ constexpr std::uint8_t kBlocksHandedOver = 3;  ///< nowhere: they fit, but the w
 /// A compact table (the flag byte, then a byte of what it sends and one of what it expects per
 /// peer, in rank order, the writer left out), its blocks after it.
 constexpr std::uint8_t kCompactBlocksFollow = 4;
-static_assert(std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kCompactBlocksFollow);
+/// A two-rank table in a word (the flag byte, what the writer sends its peer and what it expects
+/// back in two bytes each, then how far past the table its block starts), its block further on.
+constexpr std::uint8_t kShortTableBlockFollows = 5;
+static_assert(std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kCompactBlocksFollow &&
+              std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kShortTableBlockFollows);
+constexpr std::size_t kShortTableMost = 0xffff;  ///< the most bytes a short table's count holds
 constexpr std::size_t kCompactEntryBytes = 2;
 constexpr std::size_t kCompactMost = 0xff;  ///< the most bytes a compact entry's count holds
 
@@ -53,6 +58,16 @@ std::size_t all_to_allv_sent_bytes(const CollectiveArgs& args, int rank) noexcep
 /// The entry for `reader` in the table `writer` wrote at `payload`, in either form, among `ranks`.
 TableEntry table_entry(const std::byte* payload, std::size_t ranks, std::size_t writer, std::size_t reader) noexcept {
   TableEntry read;
+  if (blocks_flag(payload) == kShortTableBlockFollows) {
+    std::uint16_t sent = 0;
+    std::uint16_t expected = 0;
+    std::memcpy(&sent, payload + 1, sizeof sent);
+    std::memcpy(&expected, payload + 1 + sizeof sent, sizeof expected);
+    read.sent = sent;
+    read.expected = expected;
+    read.offset = std::to_integer<std::size_t>(payload[1 + sizeof sent + sizeof expected]);
+    return read;
+  }
   if (blocks_flag(payload) != kCompactBlocksFollow) {
     std::memcpy(&read, payload + kBlocksFollowFlagBytes + reader * sizeof(TableEntry), sizeof read);
     return read;
@@ -154,6 +169,33 @@ void write_compact_all_to_allv(std::byte* payload, const CollectiveArgs& args, i
   }
 }
 
+bool short_all_to_allv_table_fits(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept {
+  const auto& layout = args.layout;
+  if (layout.send_counts.size() != 2 || !all_to_allv_fits(args, rank, capacity)) return false;
+  const auto peer = static_cast<std::size_t>(1 - rank);
+  const std::size_t element = size_of(args.input.type);
+  return layout.send_counts[peer] * element <= kShortTableMost && layout.recv_counts[peer] * element <= kShortTableMost;
+}
+
+void write_short_all_to_allv(std::byte* table, std::size_t block_at, const CollectiveArgs& args, int rank,
+                             PayloadWay way) noexcept {
+  const auto& layout = args.layout;
+  const auto peer = static_cast<std::size_t>(1 - rank);
+  const std::size_t element = size_of(args.input.type);
+  const auto sent = static_cast<std::uint16_t>(layout.send_counts[peer] * element);
+  const auto expected = static_cast<std::uint16_t>(layout.recv_counts[peer] * element);
+  table[0] = std::byte{kShortTableBlockFollows};
+  std::memcpy(table + 1, &sent, sizeof sent);
+  std::memcpy(table + 1 + sizeof sent, &expected, sizeof expected);
+  table[1 + sizeof sent + sizeof expected] = static_cast<std::byte>(block_at);
+  const std::byte* block = static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element;
+  if (way == PayloadWay::streaming_stores) {
+    streaming_copy(table + block_at, block, sent);
+  } else {
+    std::memcpy(table + block_at, block, sent);
+  }
+}
+
 std::optional<Error> all_to_allv_mismatch(std::span<const std::byte* const> payloads, const CollectiveArgs& args,
                                           int rank, ErrorContext context) {
   const auto& layout = args.layout;
@@ -183,7 +225,8 @@ bool all_to_allv_handed_over_early(const std::byte* payload) noexcept {
 bool all_to_allv_published_everywhere(std::span<const std::byte* const> payloads) noexcept {
   return std::all_of(payloads.begin(), payloads.end(), [](const std::byte* payload) {
     const std::uint8_t flag = blocks_flag(payload);
-    return flag == kBlocksFollow || flag == kBlocksInInput || flag == kCompactBlocksFollow;
+    return flag == kBlocksFollow || flag == kBlocksInInput || flag == kCompactBlocksFollow ||
+           flag == kShortTableBlockFollows;
   });
 }
 
@@ -212,6 +255,11 @@ void AllToAllvOverflowForecast::learn(std::span<const std::byte* const> payloads
 }
 
 bool all_to_allv_compact(const std::byte* payload) noexcept { return blocks_flag(payload) == kCompactBlocksFollow; }
+
+bool all_to_allv_table_inline(const std::byte* inline_bytes) noexcept {
+  const std::uint8_t flag = blocks_flag(inline_bytes);
+  return flag == kCompactBlocksFollow || flag == kShortTableBlockFollows;
+}
 
 std::size_t all_to_allv_block_at(std::span<const std::byte* const> payloads, int writer, int reader) noexcept {
   const auto from = static_cast<std::size_t>(writer);

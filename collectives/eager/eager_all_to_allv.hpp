@@ -18,7 +18,11 @@
 // it sends and one of what it expects per peer, the places left out: the blocks follow in rank
 // order) where table and blocks fit the slot's inline bytes, the line of its header: a reader then
 // takes the call from that one line (at two ranks, 8 B blocks: the header and the table's line had
-// made two). The payload's first byte says which form it is in.
+// made two). At two ranks a rank whose blocks pass those bytes but fit its slot, and whose counts
+// fit two bytes each, writes a short table into the first word of the inline bytes instead, its
+// block for the peer past the header, where the full table would start (at 8 B a peer, the
+// full table's entries had taken 56 bytes of the lines a reader pulls). The payload's first
+// byte says which form it is in.
 // A rank whose blocks overflow starts the takeover at once; the others start it once they have
 // read its table, which waits for the last rank to publish. Where the last call was handed over
 // for want of room, and its own blocks have not shrunk enough since for the largest rank's then
@@ -82,6 +86,18 @@ void write_compact_all_to_allv(std::byte* payload, const CollectiveArgs& args, i
 /// Whether `payload` holds a compact table, rather than the start of a table past the slot's inline
 /// bytes.
 bool all_to_allv_compact(const std::byte* payload) noexcept;
+
+/// Whether rank `rank`'s `args`, among two ranks, goes in a short table: its blocks fit
+/// `capacity` (all_to_allv_fits()) and what it sends its peer and expects back fit two bytes each.
+bool short_all_to_allv_table_fits(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
+
+/// Writes rank `rank`'s short table of `args` (8 bytes) at `table`, and its block for its peer
+/// `block_at` bytes past it (at most 255), the way `way` says (plain or streaming stores).
+void write_short_all_to_allv(std::byte* table, std::size_t block_at, const CollectiveArgs& args, int rank,
+                             PayloadWay way) noexcept;
+
+/// Whether a slot's `inline_bytes` start an all_to_allv's payload: a compact table or a short one.
+bool all_to_allv_table_inline(const std::byte* inline_bytes) noexcept;
 
 /// What a slot's inline bytes start with where its all_to_allv's table lies past them: never the
 /// first byte of a compact table.

@@ -37,8 +37,9 @@ static_assert(EagerStoreChoice::kTableBytes % kCacheLine == 0);
 // for a payload that fits, the payload itself, so that a reader of a small call moves one line;
 // the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
 // after the header. A larger payload leaves the inline bytes free: their first word is an
-// all_to_allv's (whose payload starts with a compact table there, or says that its table lies past
-// the header: kAllToAllvPastInline), the next says where its readers read it: 0 for the slot, else
+// all_to_allv's (a two-rank short table, whose block lies past the header, or what says that the
+// table lies there too: kAllToAllvPastInline; a compact table takes all the inline bytes), the
+// next says where its readers read it: 0 for the slot, else
 // the address in the writer's process of the buffer they copy from (PayloadWay::read_from_writer),
 // and where its writing is timed (EagerStoreChoice), the third how long that took, in nanoseconds.
 constexpr std::size_t kRecordAt = 8;
@@ -56,6 +57,7 @@ constexpr std::size_t kAllToAllvFormAt = kInlineAt;
 constexpr std::size_t kWriterBufferAt = kAllToAllvFormAt + sizeof(std::uint64_t);
 constexpr std::size_t kWritingTookAt = kWriterBufferAt + sizeof(std::uint64_t);
 static_assert(kWritingTookAt + sizeof(std::uint64_t) <= kCacheLine);
+static_assert(kHeader - kAllToAllvFormAt <= 0xff, "a short table says where its block starts in a byte");
 // A payload left in its writer's buffer is not timed, so the word of its writing's time says
 // instead whether the buffer lies in a shared segment (Communicator::allocate_shared); the
 // segment's reference then ends the slot, whose payload bytes such a payload does not use but for
@@ -389,6 +391,9 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
   }
   if (args.kind == CollectiveKind::all_to_allv && !beyond_inline) {
     write_compact_all_to_allv(payload, args, rank_);
+  } else if (args.kind == CollectiveKind::all_to_allv && way != PayloadWay::read_from_writer &&
+             short_all_to_allv_table_fits(args, rank_, all_to_allv_capacity_) && !forecast_.hands_over(args, rank_)) {
+    write_short_all_to_allv(mine + kAllToAllvFormAt, kHeader - kAllToAllvFormAt, args, rank_, way);
   } else if (args.kind == CollectiveKind::all_to_allv) {
     mine[kAllToAllvFormAt] = kAllToAllvPastInline;
     write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, forecast_.hands_over(args, rank_));
@@ -945,7 +950,7 @@ bool EagerMailbox::hands_over_at_once(std::int64_t op, const CollectiveArgs& arg
 
 const std::byte* EagerMailbox::all_to_allv_payload(int rank, std::int64_t op) const noexcept {
   const std::byte* theirs = slot(rank, op);
-  return all_to_allv_compact(theirs + kInlineAt) ? theirs + kInlineAt : theirs + kHeader;
+  return all_to_allv_table_inline(theirs + kInlineAt) ? theirs + kInlineAt : theirs + kHeader;
 }
 
 bool EagerMailbox::take_handed_over(std::int64_t op) {

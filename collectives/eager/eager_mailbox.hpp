@@ -233,7 +233,7 @@ class EagerMailbox {
   [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
   /// Where rank `rank`'s all_to_allv payload of operation `op`, published, starts: its slot's
-  /// inline bytes for a compact table, past the header otherwise.
+  /// inline bytes for a compact or a short table, past the header otherwise.
   [[nodiscard]] const std::byte* all_to_allv_payload(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
   /// Whether every peer has finished operation `op` (read its slots and this rank's buffer);

@@ -22,18 +22,18 @@ namespace {
 
 constexpr int kRanks = 3;
 
-/// Rank `rank`'s all_to_allv of bytes: it sends rank p `counts(rank, p)` bytes, its blocks packed
-/// in peer order in its input, and receives into its output packed alike.
-template <class Counts>
+/// Rank `rank`'s all_to_allv of bytes among `Ranks`: it sends rank p `counts(rank, p)` bytes, its
+/// blocks packed in peer order in its input, and receives into its output packed alike.
+template <class Counts, int Ranks = kRanks>
 struct Call {
-  std::array<std::size_t, kRanks> send_counts{}, send_offsets{}, recv_counts{}, recv_offsets{};
+  std::array<std::size_t, Ranks> send_counts{}, send_offsets{}, recv_counts{}, recv_offsets{};
   std::vector<std::uint8_t> input, output;
   CollectiveArgs args;
 
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   Call(int rank, Counts counts) {
-    for (int peer = 0; peer < kRanks; ++peer) {
+    for (int peer = 0; peer < Ranks; ++peer) {
       send_counts[static_cast<std::size_t>(peer)] = counts(rank, peer);
       recv_counts[static_cast<std::size_t>(peer)] = counts(peer, rank);
     }
@@ -41,7 +41,7 @@ struct Call {
     std::exclusive_scan(recv_counts.begin(), recv_counts.end(), recv_offsets.begin(), std::size_t{0});
     input.resize(send_offsets.back() + send_counts.back());
     output.assign(recv_offsets.back() + recv_counts.back(), 0);
-    for (int peer = 0; peer < kRanks; ++peer) {
+    for (int peer = 0; peer < Ranks; ++peer) {
       for (std::size_t i = 0; i < send_counts[static_cast<std::size_t>(peer)]; ++i) {
         input[send_offsets[static_cast<std::size_t>(peer)] + i] = value(rank, peer, i);
       }
@@ -191,6 +191,100 @@ TEST(EagerAllToAllv, SmallCallsTakeTheCompactFormBesideFullTablesAndReadBackWher
   EXPECT_NE(std::string(mismatch->what()).find("rank 2 sends 4 bytes to rank 0, which expects 3"), std::string::npos)
       << mismatch->what();
   EXPECT_FALSE(all_to_allv_mismatch(every, calls[1].args, 1, {}).has_value()) << "rank 1's blocks agree";
+}
+
+TEST(EagerAllToAllv, TwoRanksWriteShortTablesBesideCompactAndFullOnesAndReadBackWhereTheySay) {
+  constexpr std::size_t kCapacity = 40 * 1024 + 64;
+  constexpr std::size_t kRoom = 32;      // a slot's inline bytes
+  constexpr std::size_t kBlockAt = 96;   // from the inline bytes to the payload past the header
+  constexpr std::size_t kPayload = 64 * 1024;
+  // Each case: what rank 0 and rank 1 send each other, and the form each writes.
+  enum class Form { compact, short_table, full };
+  struct Case {
+    std::size_t from_0, from_1;
+    Form form_0, form_1;
+  };
+  // 3 + 28 bytes fill the inline bytes but one, 3 + 30 pass them; 40000 bytes fit a two-rank
+  // slot, 50000 do not.
+  for (const Case& each : {Case{28, 30, Form::compact, Form::short_table}, Case{300, 8, Form::short_table, Form::short_table},
+                           Case{40000, 20000, Form::short_table, Form::short_table},
+                           Case{50000, 100, Form::full, Form::short_table}}) {
+    auto counts = [each](int from, int to) -> std::size_t {
+      if (from == to) return 5;
+      return from == 0 ? each.from_0 : each.from_1;
+    };
+    std::deque<Call<decltype(counts), 2>> calls;
+    std::vector<std::vector<std::byte>> payloads(2, std::vector<std::byte>(kPayload + kBlockAt));
+    std::array<const std::byte*, 2> every{};
+    for (int rank = 0; rank < 2; ++rank) {
+      calls.emplace_back(rank, counts);
+      const auto& args = calls.back().args;
+      std::byte* payload = payloads[static_cast<std::size_t>(rank)].data();
+      const Form form = rank == 0 ? each.form_0 : each.form_1;
+      const bool compact = compact_all_to_allv_bytes(args, rank, kRoom) != 0;
+      const bool short_table = short_all_to_allv_table_fits(args, rank, kCapacity);
+      ASSERT_EQ(compact, form == Form::compact) << each.from_0 << "/" << each.from_1 << " B, rank " << rank;
+      ASSERT_EQ(short_table, form != Form::full) << each.from_0 << "/" << each.from_1 << " B, rank " << rank;
+      if (form == Form::compact) {
+        write_compact_all_to_allv(payload, args, rank);
+      } else if (form == Form::short_table) {
+        write_short_all_to_allv(payload, kBlockAt, args, rank, PayloadWay::plain_stores);
+      } else {
+        write_all_to_allv(payload, args, rank, kCapacity, PayloadWay::plain_stores);
+      }
+      every[static_cast<std::size_t>(rank)] = payload;
+      EXPECT_EQ(all_to_allv_table_inline(payload), form != Form::full);
+      EXPECT_FALSE(all_to_allv_handed_over_early(payload));
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      ASSERT_FALSE(all_to_allv_mismatch(every, calls[static_cast<std::size_t>(rank)].args, rank, {}).has_value());
+    }
+    if (each.form_0 == Form::full) {
+      EXPECT_FALSE(all_to_allv_published_everywhere(every)) << "rank 0's blocks overflowed";
+      continue;
+    }
+    ASSERT_TRUE(all_to_allv_published_everywhere(every));
+    for (int rank = 0; rank < 2; ++rank) {
+      auto& call = calls[static_cast<std::size_t>(rank)];
+      const int from = 1 - rank;
+      const std::size_t bytes = call.recv_counts[static_cast<std::size_t>(from)];
+      std::memcpy(call.output.data() + call.recv_offsets[static_cast<std::size_t>(from)],
+                  every[static_cast<std::size_t>(from)] + all_to_allv_block_at(every, from, rank), bytes);
+      for (std::size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(call.output[call.recv_offsets[static_cast<std::size_t>(from)] + i], call.value(from, rank, i))
+            << "byte " << i << " from rank " << from << " of " << each.from_0 << "/" << each.from_1 << " B";
+      }
+    }
+  }
+  // Where a slot held more, two bytes would still bound a short table's counts.
+  constexpr std::size_t kLarge = 1 << 20;
+  auto largest = [](int from, int to) -> std::size_t { return from == to ? 0 : 65535; };
+  auto one_past = [](int from, int to) -> std::size_t { return from == to ? 0 : 65535 + static_cast<std::size_t>(to); };
+  EXPECT_TRUE(short_all_to_allv_table_fits(Call<decltype(largest), 2>(0, largest).args, 0, kLarge)) << "65535 B";
+  EXPECT_FALSE(short_all_to_allv_table_fits(Call<decltype(one_past), 2>(0, one_past).args, 0, kLarge))
+      << "65536 B sent";
+  EXPECT_FALSE(short_all_to_allv_table_fits(Call<decltype(one_past), 2>(1, one_past).args, 1, kLarge))
+      << "65536 B expected";
+  // A short table that disagrees with its peer's counts fails both, naming the counts.
+  auto sent = [](int from, int to) -> std::size_t { return from == to ? 0 : 1000 + static_cast<std::size_t>(from); };
+  auto one_more = [](int from, int to) -> std::size_t { return from == to ? 0 : 1002; };
+  const Call<decltype(sent), 2> rank_0(0, sent);
+  const Call<decltype(one_more), 2> rank_1(1, one_more);  // sends 1002 where rank 0 expects 1001
+  std::vector<std::byte> payload_0(2048), payload_1(2048);
+  write_short_all_to_allv(payload_0.data(), kBlockAt, rank_0.args, 0, PayloadWay::streaming_stores);
+  write_short_all_to_allv(payload_1.data(), kBlockAt, rank_1.args, 1, PayloadWay::plain_stores);
+  const std::array<const std::byte*, 2> disagreeing{payload_0.data(), payload_1.data()};
+  const auto mismatch = all_to_allv_mismatch(disagreeing, rank_0.args, 0, {});
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->code(), ErrorCode::size_mismatch);
+  EXPECT_NE(std::string(mismatch->what()).find("rank 1 sends 1002 bytes to rank 0, which expects 1001"),
+            std::string::npos)
+      << mismatch->what();
+  // The streamed block reads back too.
+  EXPECT_EQ(all_to_allv_block_at(disagreeing, 0, 1), kBlockAt);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(std::to_integer<std::uint8_t>(payload_0[kBlockAt + i]), rank_0.value(0, 1, i)) << "byte " << i;
+  }
 }
 
 TEST(EagerAllToAllv, AfterAnOverflowARankHandsLikeCallsOverAtOnceUntilOneNeedNotBe) {
