@@ -21,7 +21,7 @@ struct TableEntry {
   std::uint64_t expected = 0;
 };
 
-/// The flag that starts a payload, in the first of the word before the table: where the writer's
+/// The flag that starts a payload, the first byte of the word before the table: where the writer's
 /// blocks are, and in which form.
 constexpr std::size_t kBlocksFollowFlagBytes = sizeof(std::uint64_t);
 constexpr std::uint8_t kBlocksOverflowed = 0;  ///< nowhere: they did not fit the slot
@@ -164,6 +164,7 @@ void write_compact_all_to_allv(std::byte* payload, const CollectiveArgs& args, i
     entry[0] = static_cast<std::byte>(sent);
     entry[1] = static_cast<std::byte>(layout.recv_counts[peer] * element);
     entry += kCompactEntryBytes;
+    if (sent == 0) continue;
     std::memcpy(block, input + layout.send_offsets[peer] * element, sent);
     block += sent;
   }
@@ -188,6 +189,7 @@ void write_short_all_to_allv(std::byte* table, std::size_t block_at, const Colle
   std::memcpy(table + 1, &sent, sizeof sent);
   std::memcpy(table + 1 + sizeof sent, &expected, sizeof expected);
   table[1 + sizeof sent + sizeof expected] = static_cast<std::byte>(block_at);
+  if (sent == 0) return;
   const std::byte* block = static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element;
   if (way == PayloadWay::streaming_stores) {
     streaming_copy(table + block_at, block, sent);

@@ -389,14 +389,16 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     const std::uint64_t writer_buffer = lent ? reinterpret_cast<std::uint64_t>(args.input.data) : 0;
     std::memcpy(mine + kWriterBufferAt, &writer_buffer, sizeof writer_buffer);
   }
+  const bool hands_over =
+      args.kind == CollectiveKind::all_to_allv && beyond_inline && forecast_.hands_over(args, rank_);
   if (args.kind == CollectiveKind::all_to_allv && !beyond_inline) {
     write_compact_all_to_allv(payload, args, rank_);
-  } else if (args.kind == CollectiveKind::all_to_allv && way != PayloadWay::read_from_writer &&
-             short_all_to_allv_table_fits(args, rank_, all_to_allv_capacity_) && !forecast_.hands_over(args, rank_)) {
+  } else if (args.kind == CollectiveKind::all_to_allv && way != PayloadWay::read_from_writer && !hands_over &&
+             short_all_to_allv_table_fits(args, rank_, all_to_allv_capacity_)) {
     write_short_all_to_allv(mine + kAllToAllvFormAt, kHeader - kAllToAllvFormAt, args, rank_, way);
   } else if (args.kind == CollectiveKind::all_to_allv) {
     mine[kAllToAllvFormAt] = kAllToAllvPastInline;
-    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, forecast_.hands_over(args, rank_));
+    write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, hands_over);
   } else if (lent) {
     // The readers copy from args.input: nothing more to write but where it lies.
   } else if (own_block_unpublished(args)) {

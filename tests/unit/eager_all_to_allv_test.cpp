@@ -206,7 +206,8 @@ TEST(EagerAllToAllv, TwoRanksWriteShortTablesBesideCompactAndFullOnesAndReadBack
   };
   // 3 + 28 bytes fill the inline bytes but one, 3 + 30 pass them; 40000 bytes fit a two-rank
   // slot, 50000 do not.
-  for (const Case& each : {Case{28, 30, Form::compact, Form::short_table}, Case{300, 8, Form::short_table, Form::short_table},
+  for (const Case& each : {Case{28, 30, Form::compact, Form::short_table},
+                           Case{300, 8, Form::short_table, Form::short_table},
                            Case{40000, 20000, Form::short_table, Form::short_table},
                            Case{50000, 100, Form::full, Form::short_table}}) {
     auto counts = [each](int from, int to) -> std::size_t {
