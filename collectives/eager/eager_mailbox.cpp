@@ -615,16 +615,20 @@ void EagerMailbox::finish(const Operation& operation) {
       if (mismatch) {
         failures_.emplace(operation.op, std::move(*mismatch));
       } else if (all_to_allv_published_everywhere(payloads)) {
-        // The peers' blocks first, from the next rank on, its own block last: every writer is read
-        // by one reader at a time, as in a pairwise exchange's steps, and the writers, who wait
-        // for their readers, are freed before this rank copies its own block. In rank order,
-        // every reader started with rank 0's buffer: three ranks on mpi on the Zen 4 guest of
-        // perftests/README.md (2026-12-03, `alltoallv_perf -b 1M -e 4M -f 2`, 16 alternated
-        // pairs of launches at 2 and 4 MiB, 10 at 1 MiB, mpi_best / time) ran 4 MiB at a median
-        // of 1.06x against 0.98x (5 of 16 launches below 0.95 before, 2 after), 1 MiB at 1.04x
-        // against 1.00x, 2 MiB at 1.01x against 1.06x (4 of 16 below 0.95 either way).
-        for (int step = 1; step <= size_; ++step) {
-          const int rank = (rank_ + step) % size_;
+        // From three ranks, the peers' blocks first, from the next rank on, its own block last:
+        // every writer is read by one reader at a time, as in a pairwise exchange's steps, and the
+        // writers, who wait for their readers, are freed before this rank copies its own block.
+        // In rank order every reader started with rank 0's buffer: three ranks on mpi on the Zen 4
+        // guest of perftests/README.md (2026-12-03, `alltoallv_perf -b 1M -e 4M -f 2`, 16
+        // alternated pairs of launches at 2 and 4 MiB, 10 at 1 MiB, mpi_best / time) ran 4 MiB at
+        // a median of 1.06x against 0.98x (5 of 16 launches below 0.95 before, 2 after), 1 MiB at
+        // 1.04x against 1.00x, 2 MiB at 1.01x against 1.06x (4 of 16 below 0.95 either way). At
+        // two ranks, where each writer has one reader, rank order stays: there the small calls
+        // read from the slots ran 0.95-0.96x at 96 B and 1.01-1.06x at 384 B with the peer's block
+        // first, 0.93-1.07x and 1.05-1.20x in rank order (three alternated pairs of launches).
+        const int first = size_ > 2 ? rank_ + 1 : 0;
+        for (int step = 0; step < size_; ++step) {
+          const int rank = (first + step) % size_;
           const std::size_t bytes = args.layout.recv_counts[static_cast<std::size_t>(rank)] * element;
           if (bytes == 0) continue;
           std::byte* to = output + args.layout.recv_offsets[static_cast<std::size_t>(rank)] * element;
