@@ -245,6 +245,9 @@ class EagerMailbox {
   bool publish(const Operation& operation) noexcept;
   /// Computes this rank's output, or the disagreement's error; marks the operation read.
   void finish(const Operation& operation);
+  /// finish(), but for a broadcast root whose payload lies in its slot's inline bytes, which
+  /// reads, compares and times nothing: that operation is only marked read.
+  [[gnu::always_inline]] inline void settle(const Operation& operation);
   /// Empty if every rank whose slot `operation` reads made the same call; else the error.
   [[nodiscard]] std::optional<Error> disagreement(const Operation& operation) const;
   /// Whether finished operation `op` neither failed nor was handed over; under `lock_`.
