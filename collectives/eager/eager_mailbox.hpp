@@ -258,10 +258,10 @@ class EagerMailbox {
   /// read (a broadcast's root, else every peer), which the next call likely reads. A peer that has
   /// published it already then costs the next call no wait for the line; one that has not holds
   /// the line as this rank last read it, which the prefetch leaves as it was. On the AMD EPYC
-  /// guest of perftests/README.md ("Small calls: the `eager` path at 8 B"), in its slower state,
-  /// back-to-back 8 B broadcasts at two ranks took 0.33-0.35 us a call without it, 0.24-0.26 with
-  /// it (Open MPI's MPI_Bcast 0.19-0.21). Always inlined: as a call of its own, GCC found it free
-  /// of effects and left the call out.
+  /// guest of perftests/HISTORY.md ("The 8 B calls on the AMD EPYC guest, 2026-12-03 at
+  /// 08:58"), in its slower state, back-to-back 8 B broadcasts at two ranks took 0.33-0.35 us a
+  /// call without it, 0.24-0.26 with it (Open MPI's MPI_Bcast 0.19-0.21). Always inlined: as a
+  /// call of its own, GCC found it free of effects and left the call out.
   [[gnu::always_inline]] inline void prefetch_next_headers(const CollectiveArgs& args,
                                                            std::int64_t next) const noexcept;
   /// Swaps this rank's half of the two blocks that it and `peer` exchange in place: its block for
