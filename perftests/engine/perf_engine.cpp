@@ -26,6 +26,7 @@
 #include "perf_buffer.hpp"
 #include "perf_operation.hpp"
 #include "perf_options.hpp"
+#include "shared_line.hpp"
 #include "statistics.hpp"
 #include "turn_order.hpp"
 #include "verifiable/device_staging.hpp"
@@ -67,9 +68,13 @@ std::uint64_t sum_over_ranks(Communicator& comm, std::uint64_t value) {
 /// runs on each; the first one also carries the run's own barriers and reductions.
 class Sweep {
  public:
-  Sweep(const PerfOperation& operation, const PerfOptions& options, std::vector<Communicator*> communicators)
+  /// `line`, where given, is bounced between the cores of the node's ranks 0 and 1 before and
+  /// after the sizes (shared_line.hpp); its round trip goes into the header and the summary.
+  Sweep(const PerfOperation& operation, const PerfOptions& options, std::vector<Communicator*> communicators,
+        SharedLine* line = nullptr)
       : operation_(operation),
         options_(options),
+        line_(line),
         comm_(*communicators.front()),
         communicators_(std::move(communicators)),
         element_(size_of(options.type)),
@@ -128,7 +133,7 @@ class Sweep {
 
   /// Runs every size; returns the total number of wrong elements over all ranks.
   std::uint64_t run() {
-    print_header();
+    print_header(line_round_trip());
     std::uint64_t wrong = 0;
     double busbw_sum = 0;
     int busbw_rows = 0;
@@ -190,7 +195,9 @@ class Sweep {
       if (next <= bytes) break;
       bytes = next;
     }
+    const auto round_trip_after = line_round_trip();
     if (comm_.rank() == 0) {
+      if (round_trip_after) fmt::print("# {}: {:.0f} ns after the sizes\n", kLineRoundTrip, *round_trip_after);
       fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
       fmt::print("# Avg bus bandwidth    : {:.4f}\n#\n", busbw_rows > 0 ? busbw_sum / busbw_rows : 0.0);
       if (!options_.json_path.empty()) write_json();
@@ -436,7 +443,17 @@ class Sweep {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
-  void print_header() const {
+  /// What the header and the summary call the line's round trip.
+  static constexpr const char* kLineRoundTrip = "a cache line's round trip between the cores of ranks 0 and 1";
+
+  /// The median of a few rounds of the line's round trip (collective over the node), where there
+  /// is a line and the node's ranks have a core each.
+  std::optional<double> line_round_trip() {
+    if (line_ == nullptr || !line_->has_partner() || line_->ranks_outnumber_cores()) return std::nullopt;
+    return line_->median(5, 2000);
+  }
+
+  void print_header(std::optional<double> round_trip) const {
     if (comm_.rank() != 0) return;
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
@@ -453,6 +470,7 @@ class Sweep {
                options_.new_input ? "new-each-call" : "as-filled",
                stream_ != nullptr ? "cuda-events" : "host-clock", host,
                getpid());
+    if (round_trip) fmt::print("# {}: {:.0f} ns before the sizes (line_bounce_perf)\n", kLineRoundTrip, *round_trip);
     fmt::print("# {}\n#\n", baseline_description());
     const bool compare = baseline_ != Baseline::none;
     auto line = [&](auto... column) {
@@ -553,6 +571,7 @@ class Sweep {
 
   const PerfOperation& operation_;
   const PerfOptions& options_;
+  SharedLine* line_;
   Communicator& comm_;  // the run's barriers and reductions
   std::vector<Communicator*> communicators_;
   std::size_t element_;
@@ -629,7 +648,8 @@ int run_perf_main(int argc, char** argv, const PerfOperation& operation) {
     }
     std::vector<Communicator*> pointers;
     for (auto& each : communicators) pointers.push_back(&each);
-    return Sweep(operation, *options, std::move(pointers)).run() == 0 ? 0 : 1;
+    SharedLine line(MPI_COMM_WORLD);
+    return Sweep(operation, *options, std::move(pointers), &line).run() == 0 ? 0 : 1;
   } catch (const std::exception& error) {
     fmt::print(stderr, "{}: rank {}: {}\n", program, rank, error.what());
     return 1;
