@@ -35,8 +35,15 @@ SharedLine::SharedLine(MPI_Comm world) {
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_);
   MPI_Comm_rank(node_, &node_rank_);
   MPI_Comm_size(node_, &node_size_);
-  node_cores_ = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  MPI_Allreduce(MPI_IN_PLACE, &node_cores_, 1, MPI_INT, MPI_MIN, node_);
+  // The cores the node's ranks may run on, all together, as the library counts them
+  // (host_cores.hpp): a container's or mpirun's binding, not the cores the machine has.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    for (long core = 0; core < sysconf(_SC_NPROCESSORS_ONLN) && core < CPU_SETSIZE; ++core) CPU_SET(core, &allowed);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &allowed, static_cast<int>(sizeof allowed), MPI_BYTE, MPI_BOR, node_);
+  node_cores_ = CPU_COUNT(&allowed);
   int core = sched_getcpu();
   if (node_rank_ == 0) cores_.resize(static_cast<std::size_t>(node_size_));
   MPI_Gather(&core, 1, MPI_INT, cores_.data(), 1, MPI_INT, 0, node_);

@@ -47,7 +47,7 @@ class SharedLine {
   std::uint64_t* line_ = nullptr;
   int node_rank_ = 0;
   int node_size_ = 1;
-  int node_cores_ = 1;  ///< the fewest online cores any of the node's ranks counts
+  int node_cores_ = 1;  ///< the cores the node's ranks may run on, all together
   std::uint64_t count_ = 0;  ///< the last value stored in the line
   std::vector<int> cores_;
 };
