@@ -32,7 +32,7 @@ constexpr std::uint8_t kBlocksHandedOver = 3;  ///< nowhere: they fit, but the w
 /// peer, in rank order, the writer left out), its blocks after it.
 constexpr std::uint8_t kCompactBlocksFollow = 4;
 /// A two-rank table in a word (the flag byte, what the writer sends its peer and what it expects
-/// back in two bytes each, then how far past the table its block starts), its block further on.
+/// back, then how far past the table its block starts, in two bytes each), its block further on.
 constexpr std::uint8_t kShortTableBlockFollows = 5;
 static_assert(std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kCompactBlocksFollow &&
               std::to_integer<std::uint8_t>(kAllToAllvPastInline) != kShortTableBlockFollows);
@@ -65,7 +65,9 @@ TableEntry table_entry(const std::byte* payload, std::size_t ranks, std::size_t 
     std::memcpy(&expected, payload + 1 + sizeof sent, sizeof expected);
     read.sent = sent;
     read.expected = expected;
-    read.offset = std::to_integer<std::size_t>(payload[1 + sizeof sent + sizeof expected]);
+    std::uint16_t block_at = 0;
+    std::memcpy(&block_at, payload + 1 + sizeof sent + sizeof expected, sizeof block_at);
+    read.offset = block_at;
     return read;
   }
   if (blocks_flag(payload) != kCompactBlocksFollow) {
@@ -188,7 +190,8 @@ void write_short_all_to_allv(std::byte* table, std::size_t block_at, const Colle
   table[0] = std::byte{kShortTableBlockFollows};
   std::memcpy(table + 1, &sent, sizeof sent);
   std::memcpy(table + 1 + sizeof sent, &expected, sizeof expected);
-  table[1 + sizeof sent + sizeof expected] = static_cast<std::byte>(block_at);
+  const auto block_offset = static_cast<std::uint16_t>(block_at);
+  std::memcpy(table + 1 + sizeof sent + sizeof expected, &block_offset, sizeof block_offset);
   if (sent == 0) return;
   const std::byte* block = static_cast<const std::byte*>(args.input.data) + layout.send_offsets[peer] * element;
   if (way == PayloadWay::streaming_stores) {

@@ -20,7 +20,7 @@
 // takes the call from that one line (at two ranks, 8 B blocks: the header and the table's line had
 // made two). At two ranks a rank whose blocks pass those bytes but fit its slot, and whose counts
 // fit two bytes each, writes a short table into the first word of the inline bytes instead, its
-// block for the peer past the header, where the full table would start (at 8 B a peer, the
+// block for the peer in the slot's payload bytes, where the full table would start (at 8 B a peer, the
 // full table's entries had taken 56 bytes of the lines a reader pulls). The payload's first
 // byte says which form it is in.
 // A rank whose blocks overflow starts the takeover at once; the others start it once they have
@@ -92,7 +92,7 @@ bool all_to_allv_compact(const std::byte* payload) noexcept;
 bool short_all_to_allv_table_fits(const CollectiveArgs& args, int rank, std::size_t capacity) noexcept;
 
 /// Writes rank `rank`'s short table of `args` (8 bytes) at `table`, and its block for its peer
-/// `block_at` bytes past it (at most 255), the way `way` says (plain or streaming stores).
+/// `block_at` bytes past it (at most 65535), the way `way` says (plain or streaming stores).
 void write_short_all_to_allv(std::byte* table, std::size_t block_at, const CollectiveArgs& args, int rank,
                              PayloadWay way) noexcept;
 

@@ -33,13 +33,14 @@ constexpr std::size_t kCacheLine = 64;  // the finished counter on a cache line 
 constexpr std::size_t kTableAt = kCacheLine;
 constexpr std::size_t kSlotsAt = kTableAt + EagerStoreChoice::kTableBytes;
 static_assert(EagerStoreChoice::kTableBytes % kCacheLine == 0);
-// A slot: its first cache line holds the sequence word, the call's record without its site and,
-// for a payload that fits, the payload itself, so that a reader of a small call moves one line;
-// the site (under MESHCOMM_DEBUG=callsite only) follows on the next line, a larger payload
-// after the header. A larger payload leaves the inline bytes free: their first word is an
-// all_to_allv's (a two-rank short table, whose block lies past the header, or what says that the
-// table lies there too: kAllToAllvPastInline; a compact table takes all the inline bytes), the
-// next says where its readers read it: 0 for the slot, else
+// A header: its first cache line holds the sequence word, the call's record without its site
+// and, for a payload that fits, the payload itself, so that a reader of a small call moves one
+// line; the site (under MESHCOMM_DEBUG=callsite only) follows on the next line. A slot holds
+// kHeadersPerSlot headers, then the payload bytes of larger payloads. A larger payload leaves the
+// inline bytes free: their first word is an all_to_allv's (a two-rank short table, whose block
+// lies in the payload bytes, or what says that the table lies there too: kAllToAllvPastInline;
+// a compact table takes all the inline bytes), the next says where its readers read it: 0 for
+// the slot, else
 // the address in the writer's process of the buffer they copy from (PayloadWay::read_from_writer),
 // and where its writing is timed (EagerStoreChoice), the third how long that took, in nanoseconds.
 constexpr std::size_t kRecordAt = 8;
@@ -51,13 +52,14 @@ constexpr std::size_t kHeader = 2 * kCacheLine;
 static_assert(kInlineAt < kCacheLine && kSiteAt + sizeof(CallRecord::site) <= kHeader);
 static_assert(kRecordCoreBytes + sizeof(CallRecord::site) == sizeof(CallRecord), "the site ends the record");
 static_assert(std::has_unique_object_representations_v<CallRecord>, "records are compared bytewise");
-constexpr std::size_t kSlotStride = kHeader + EagerMailbox::kPayloadBytes;
+constexpr std::size_t kHeadersBytes = EagerMailbox::kHeadersPerSlot * kHeader;
+constexpr std::size_t kSlotStride = kHeadersBytes + EagerMailbox::kPayloadBytes;
 constexpr std::size_t kSegmentBytes = kSlotsAt + EagerMailbox::kSlots * kSlotStride;
 constexpr std::size_t kAllToAllvFormAt = kInlineAt;
 constexpr std::size_t kWriterBufferAt = kAllToAllvFormAt + sizeof(std::uint64_t);
 constexpr std::size_t kWritingTookAt = kWriterBufferAt + sizeof(std::uint64_t);
 static_assert(kWritingTookAt + sizeof(std::uint64_t) <= kCacheLine);
-static_assert(kHeader - kAllToAllvFormAt <= 0xff, "a short table says where its block starts in a byte");
+static_assert(kHeadersBytes - kAllToAllvFormAt <= 0xffff, "a short table says where its block starts in two bytes");
 // A payload left in its writer's buffer is not timed, so the word of its writing's time says
 // instead whether the buffer lies in a shared segment (Communicator::allocate_shared); the
 // segment's reference then ends the slot, whose payload bytes such a payload does not use but for
@@ -147,11 +149,6 @@ void require_one_peer_reads_setting(std::span<const std::byte> agreed, int self,
                             to_string(mine), self, to_string(theirs), rank),
                 named);
   }
-}
-
-/// Where a slot's payload of `bytes` lies.
-std::byte* payload_at(std::byte* slot, std::size_t bytes) noexcept {
-  return slot + (bytes <= kInlineBytes ? kInlineAt : kHeader);
 }
 
 std::vector<std::byte*> tables_of(const std::vector<std::byte*>& bases) {
@@ -322,13 +319,26 @@ bool EagerMailbox::own_block_unpublished(const CollectiveArgs& args) noexcept {
 }
 
 std::byte* EagerMailbox::slot(int rank, std::int64_t op) const noexcept {
-  return bases_[rank] + kSlotsAt + static_cast<std::size_t>(op % kSlots) * kSlotStride;
+  return bases_[rank] + kSlotsAt + static_cast<std::uint64_t>(op) % kSlots * kSlotStride;
 }
 
-bool EagerMailbox::slot_free(std::int64_t op) const noexcept {
-  if (op < kSlots) return true;
-  if (finished_ <= op - kSlots) return false;  // this rank still reads the slot's older operation
-  return read_everywhere(op - kSlots);
+std::byte* EagerMailbox::header(int rank, std::int64_t op) const noexcept {
+  return slot(rank, op) + static_cast<std::uint64_t>(op) / kSlots % kHeadersPerSlot * kHeader;
+}
+
+std::byte* EagerMailbox::payload(int rank, std::int64_t op, std::size_t bytes) const noexcept {
+  return bytes <= kInlineBytes ? header(rank, op) + kInlineAt : slot(rank, op) + kHeadersBytes;
+}
+
+std::int64_t EagerMailbox::last_user(std::int64_t op, std::size_t bytes) noexcept {
+  return op - (bytes <= kInlineBytes ? kHeaders : kSlots);
+}
+
+bool EagerMailbox::slot_free(std::int64_t op, std::size_t bytes) const noexcept {
+  const std::int64_t last = last_user(op, bytes);
+  if (last < 0) return true;
+  if (finished_ <= last) return false;  // this rank still reads that older operation
+  return read_everywhere(last);
 }
 
 bool EagerMailbox::read_everywhere(std::int64_t op) const noexcept {
@@ -343,7 +353,7 @@ bool EagerMailbox::read_everywhere(std::int64_t op) const noexcept {
 }
 
 bool EagerMailbox::arrived(int rank, std::int64_t op) const noexcept {
-  return static_cast<std::int64_t>(load_acquire(slot(rank, op))) == op + 1;
+  return static_cast<std::int64_t>(load_acquire(header(rank, op))) == op + 1;
 }
 
 bool EagerMailbox::all_arrived(const Operation& operation) const noexcept {
@@ -356,15 +366,14 @@ bool EagerMailbox::all_arrived(const Operation& operation) const noexcept {
   return true;
 }
 
-bool EagerMailbox::publish(const Operation& operation) noexcept {
-  std::byte* mine = slot(rank_, operation.op);
+bool EagerMailbox::publish(const Operation& operation, std::size_t bytes) noexcept {
+  std::byte* mine = header(rank_, operation.op);
   const auto slot_index = static_cast<std::size_t>(operation.op % kSlots);
   const auto& args = operation.args;
   const auto& record = operation.record;
   std::memcpy(mine + kRecordAt, &record, kRecordCoreBytes);
   if (has_site(record)) std::memcpy(mine + kSiteAt, record.site.data(), sizeof record.site);
-  const std::size_t bytes = published_bytes(args);
-  std::byte* payload = payload_at(mine, bytes);
+  std::byte* payload = this->payload(rank_, operation.op, bytes);
   // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
   // payload in the inline bytes keeps them, and so its slot; an all_to_allv's table past them
   // chooses, since its blocks may stay in its input even where it publishes the table alone
@@ -395,7 +404,8 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     write_compact_all_to_allv(payload, args, rank_);
   } else if (args.kind == CollectiveKind::all_to_allv && way != PayloadWay::read_from_writer && !hands_over &&
              short_all_to_allv_table_fits(args, rank_, all_to_allv_capacity_)) {
-    write_short_all_to_allv(mine + kAllToAllvFormAt, kHeader - kAllToAllvFormAt, args, rank_, way);
+    write_short_all_to_allv(mine + kAllToAllvFormAt, static_cast<std::size_t>(payload - (mine + kAllToAllvFormAt)),
+                            args, rank_, way);
   } else if (args.kind == CollectiveKind::all_to_allv) {
     mine[kAllToAllvFormAt] = kAllToAllvPastInline;
     write_all_to_allv(payload, args, rank_, all_to_allv_capacity_, way, hands_over);
@@ -426,7 +436,7 @@ bool EagerMailbox::publish(const Operation& operation) noexcept {
     const std::uint64_t took = elapsed_nanoseconds(began);
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);
   }
-  if (lent) describe_lent_buffer(mine, args.input.data, args.input.bytes());
+  if (lent) describe_lent_buffer(operation.op, args.input.data, args.input.bytes());
   store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
   return lent;
 }
@@ -439,7 +449,7 @@ std::optional<Error> EagerMailbox::disagreement(const Operation& operation) cons
   // The site is there, and compared, only where this rank's calls carry one (callsite mode).
   const bool with_site = has_site(record);
   auto differs = [&](int rank) {
-    const std::byte* theirs = slot(rank, operation.op);
+    const std::byte* theirs = header(rank, operation.op);
     return std::memcmp(theirs + kRecordAt, &record, kRecordCoreBytes) != 0 ||
            (with_site && std::memcmp(theirs + kSiteAt, record.site.data(), sizeof record.site) != 0);
   };
@@ -451,7 +461,7 @@ std::optional<Error> EagerMailbox::disagreement(const Operation& operation) cons
   std::vector<CallRecord> records(static_cast<std::size_t>(size_), record);
   for (int rank = 0; rank < size_; ++rank) {
     if (!compared(rank)) continue;
-    const std::byte* theirs = slot(rank, operation.op);
+    const std::byte* theirs = header(rank, operation.op);
     std::memcpy(static_cast<void*>(&records[rank]), theirs + kRecordAt, kRecordCoreBytes);  // its fields before the site
     records[rank].site = {};
     if (with_site) std::memcpy(records[rank].site.data(), theirs + kSiteAt, sizeof record.site);
@@ -473,7 +483,7 @@ void EagerMailbox::finish(const Operation& operation) {
   // An all_to_allv's writers each chose their form, whose payloads lie in different places.
   const bool exchanges_v = args.kind == CollectiveKind::all_to_allv;
   auto payload = [&](int rank) -> const std::byte* {
-    return exchanges_v ? all_to_allv_payload(rank, operation.op) : payload_at(slot(rank, operation.op), published);
+    return exchanges_v ? all_to_allv_payload(rank, operation.op) : this->payload(rank, operation.op, published);
   };
   auto failure = disagreement(operation);
   if (failure) {
@@ -485,7 +495,7 @@ void EagerMailbox::finish(const Operation& operation) {
   // beyond the inline bytes may be left there).
   auto writer_buffer = [&](int writer) {
     std::uint64_t address = 0;
-    const std::byte* theirs = slot(writer, operation.op);
+    const std::byte* theirs = header(writer, operation.op);
     const bool beyond_inline = exchanges_v ? !all_to_allv_compact(theirs + kInlineAt) : published > kInlineBytes;
     if (beyond_inline) std::memcpy(&address, theirs + kWriterBufferAt, sizeof address);
     return address;
@@ -655,7 +665,7 @@ void EagerMailbox::finish(const Operation& operation) {
   if (decides) {
     std::uint64_t writing_took = 0;  // a payload left in its buffer wrote nothing
     if (!timed_writer_lent) {
-      std::memcpy(&writing_took, slot(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
+      std::memcpy(&writing_took, header(timed_writer, operation.op) + kWritingTookAt, sizeof writing_took);
     }
     const auto took = std::chrono::nanoseconds(reading_took + writing_took);
     stores_.record(args, published, operation.op, took);
@@ -681,7 +691,7 @@ inline void EagerMailbox::settle(const Operation& operation) {
 inline void EagerMailbox::prefetch_next_headers(const CollectiveArgs& args, std::int64_t next) const noexcept {
   for (int rank = 0; rank < size_; ++rank) {
     const bool read = args.kind == CollectiveKind::broadcast ? rank == args.root : rank != rank_;
-    if (read && rank != rank_) __builtin_prefetch(slot(rank, next), /*rw=*/0, /*locality=*/3);
+    if (read && rank != rank_) __builtin_prefetch(header(rank, next), /*rw=*/0, /*locality=*/3);
   }
 }
 
@@ -728,14 +738,14 @@ int EagerMailbox::read_writer_buffer(int writer, std::uint64_t address, const st
   return read_from_process(pid, address, to, bytes);
 }
 
-void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept {
+void EagerMailbox::describe_lent_buffer(std::int64_t op, const void* buffer, std::size_t bytes) const noexcept {
   std::uint64_t in_segment = 0;
   try {
     if (shared_buffers_) {
       if (auto location = shared_buffers_->locate(buffer, bytes)) {
         const auto reference = SegmentReference::of(*location);
         if (!reference.empty()) {
-          std::memcpy(mine + kSegmentReferenceAt, &reference, sizeof reference);
+          std::memcpy(slot(rank_, op) + kSegmentReferenceAt, &reference, sizeof reference);
           in_segment = kInSharedSegment;
         }
       }
@@ -743,7 +753,7 @@ void EagerMailbox::describe_lent_buffer(std::byte* mine, const void* buffer, std
   } catch (...) {
     in_segment = 0;  // the readers read it by kernel copy
   }
-  std::memcpy(mine + kWritingTookAt, &in_segment, sizeof in_segment);
+  std::memcpy(header(rank_, op) + kWritingTookAt, &in_segment, sizeof in_segment);
 }
 
 std::size_t EagerMailbox::shared_broadcast_lending_threshold(PeerReads peer_reads, bool ranks_share_cores) noexcept {
@@ -777,12 +787,11 @@ bool EagerMailbox::lends_shared_broadcast(const CollectiveArgs& args) const noex
 
 const std::byte* EagerMailbox::writer_segment(int writer, std::int64_t op) const noexcept {
   if (!shared_buffers_ || processes_[writer].pid == processes_[rank_].pid) return nullptr;
-  const std::byte* theirs = slot(writer, op);
   std::uint64_t in_segment = 0;
-  std::memcpy(&in_segment, theirs + kWritingTookAt, sizeof in_segment);
+  std::memcpy(&in_segment, header(writer, op) + kWritingTookAt, sizeof in_segment);
   if (in_segment != kInSharedSegment) return nullptr;
   SegmentReference reference;
-  std::memcpy(static_cast<void*>(&reference), theirs + kSegmentReferenceAt, sizeof reference);
+  std::memcpy(static_cast<void*>(&reference), slot(writer, op) + kSegmentReferenceAt, sizeof reference);
   const auto location = reference.location();
   try {
     return shared_buffers_->map_peer(location.handle) + location.offset;
@@ -859,8 +868,10 @@ void EagerMailbox::progress() {
 bool EagerMailbox::publish_next() {
   for (auto& pending : pending_) {
     if (pending.published || pending.op < finished_) continue;
-    if (pending.runs_if || !slot_free(pending.op)) return false;  // a reserved call publishes once decided
-    if (publish(pending.operation())) lent_.push_back({pending.op, pending.buffers});
+    if (pending.runs_if) return false;  // a reserved call publishes once decided
+    const std::size_t bytes = published_bytes(pending.args);
+    if (!slot_free(pending.op, bytes)) return false;
+    if (publish(pending.operation(), bytes)) lent_.push_back({pending.op, pending.buffers});
     pending.published = true;
     note_progress();
     return true;
@@ -946,11 +957,12 @@ bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, con
                                 std::shared_ptr<const void> buffers) {
   if (op < finished_) return true;  // a broadcast's piece copied ahead with an earlier one (finish())
   bool published = false;
-  if (pending_.empty() && slot_free(op)) {
+  const std::size_t bytes = published_bytes(args);
+  if (pending_.empty() && slot_free(op, bytes)) {
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
     // queueing or copying the call (the common case of a small call).
     const Operation now{op, args, record};
-    if (publish(now)) lent_.push_back({op, buffers});
+    if (publish(now, bytes)) lent_.push_back({op, buffers});
     if (all_arrived(now)) {
       settle(now);
       return finished_cleanly(op) && done(op);
@@ -978,8 +990,8 @@ bool EagerMailbox::hands_over_at_once(std::int64_t op, const CollectiveArgs& arg
 }
 
 const std::byte* EagerMailbox::all_to_allv_payload(int rank, std::int64_t op) const noexcept {
-  const std::byte* theirs = slot(rank, op);
-  return all_to_allv_table_inline(theirs + kInlineAt) ? theirs + kInlineAt : theirs + kHeader;
+  const std::byte* inline_bytes = header(rank, op) + kInlineAt;
+  return all_to_allv_table_inline(inline_bytes) ? inline_bytes : slot(rank, op) + kHeadersBytes;
 }
 
 bool EagerMailbox::take_handed_over(std::int64_t op) {
@@ -1020,7 +1032,8 @@ std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
       if (rank == rank_) continue;
       const bool behind = pending.published
                               ? !arrived(rank, pending.op)
-                              : static_cast<std::int64_t>(load_acquire(bases_[rank])) <= pending.op - kSlots;
+                              : static_cast<std::int64_t>(load_acquire(bases_[rank])) <=
+                                    last_user(pending.op, published_bytes(pending.args));
       const bool needed = pending.args.kind != CollectiveKind::broadcast || !pending.published ||
                           rank == pending.args.root;
       if (behind && needed) ranks.push_back(rank);

@@ -7,17 +7,21 @@
 // whose peers have already arrived completes inside the call.
 //
 // Each rank owns one segment: a `finished` counter, the table of its decisions about how
-// payloads are stored (EagerStoreChoice) and kSlots slots, each a sequence word, the call's
-// record (CallRecord: a rank whose call differs from a peer's fails naming both) and
-// kPayloadBytes of payload. Operation n (counted per communicator, in call order, alike on every
-// rank) uses slot n % kSlots. A rank writes its payload, then stores n + 1 into the slot's
-// sequence word (release); a reader that loads n + 1 (acquire) may read the payload. Before
-// reusing a slot for operation n, its owner waits until it and every peer (their `finished`
-// counters) have read operation n - kSlots. A rank keeps the last value it loaded of each peer's
-// counter and loads it again only when that value no longer frees the slot, so that a call
-// usually reads no line a peer has just written but the slot it needs. Operations publish and
-// finish in call order; any test or wait on one drives the older ones first, so no rank waits on
-// a peer that waits on it.
+// payloads are stored (EagerStoreChoice) and kSlots slots, each kHeadersPerSlot headers and
+// kPayloadBytes of payload. A header holds a sequence word, the call's record (CallRecord: a rank
+// whose call differs from a peer's fails naming both) and, in the same line, a payload that fits
+// there (a small call's). Operation n (counted per communicator, in call order, alike on every
+// rank) uses slot n % kSlots, its header (n / kSlots) % kHeadersPerSlot and, for a payload larger
+// than the header holds, the slot's payload bytes. A rank writes its payload, then stores n + 1
+// into the header's sequence word (release); a reader that loads n + 1 (acquire) may read the
+// payload. Before operation n, the owner waits until it and every peer (their `finished`
+// counters) have read the operation that last used what n writes: operation n - kSlots where n
+// uses the payload bytes, n - kHeaders where its payload fits its header. A rank keeps the last
+// value it loaded of each peer's counter and loads it again only when that value no longer frees
+// the slot, so that a call usually reads no line a peer has just written but the header it
+// needs; small calls, whose headers are reused kHeaders operations apart, load a peer's counter
+// once every hundred or so. Operations publish and finish in call order; any test or wait on one
+// drives the older ones first, so no rank waits on a peer that waits on it.
 //
 // A broadcast or an all-reduce larger than a slot passes through the slots in pieces of a slot's
 // payload, each an operation of its own (start_in_pieces): a writer stores one piece while its
@@ -97,6 +101,19 @@ class EagerMailbox {
   /// ran 0.51-0.75x, level with new data in every call, and at four ranks the 8-128 B broadcasts
   /// in half the time (perftests/HISTORY.md, "Sixteen eager slots").
   static constexpr int kSlots = 16;
+  /// Headers a slot holds, used by its operations in turn: an operation whose payload fits its
+  /// header reuses the header only kHeaders operations later, so that a rank whose peer keeps up
+  /// loads the peer's `finished` counter, a line the peer writes at every call, once every
+  /// hundred or so such calls instead of every fifteen, and a rank that runs ahead of a slow peer
+  /// goes on that much further. At two ranks on the Zen 4 guest of perftests/README.md
+  /// (2026-12-03, `broadcast_perf -b 8 -e 8 -n 20000 -w 500 --repeat 7`, 45 rounds of alternated
+  /// launches), where the ranks' cores pass a line in 300-360 ns the 8 B broadcast ran at a median
+  /// 0.98x `mpi_best` out of place and 0.95x in place against 0.92x and 0.89x with one header a
+  /// slot (64 whole slots instead of 16: 0.99x and 0.95x, for four times the memory); where they
+  /// pass it in about 70 ns, 1.31x and 1.29x against 1.30x and 1.25x.
+  static constexpr int kHeadersPerSlot = 8;
+  /// Operations apart at which a header is reused.
+  static constexpr int kHeaders = kSlots * kHeadersPerSlot;
   /// The bytes an in-place all-to-all's swap moves through its bounce buffer at a time
   /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, a program of
   /// the same swaps ran them level at 256 KiB to 1 MiB a time, and 1.5x as long at 64 KiB.
@@ -231,18 +248,31 @@ class EagerMailbox {
   /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
   /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
   [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
+  /// The slot of rank `rank` that operation `op` uses: its headers, then its payload bytes.
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
-  /// Where rank `rank`'s all_to_allv payload of operation `op`, published, starts: its slot's
-  /// inline bytes for a compact or a short table, past the header otherwise.
+  /// The header of rank `rank`'s operation `op`, in its slot.
+  [[nodiscard]] std::byte* header(int rank, std::int64_t op) const noexcept;
+  /// Where rank `rank`'s payload of `bytes` for operation `op` lies: in its header where it fits
+  /// the inline bytes, else in its slot's payload bytes.
+  [[nodiscard]] std::byte* payload(int rank, std::int64_t op, std::size_t bytes) const noexcept;
+  /// Where rank `rank`'s all_to_allv payload of operation `op`, published, starts: its header's
+  /// inline bytes for a compact or a short table, its slot's payload bytes otherwise.
   [[nodiscard]] const std::byte* all_to_allv_payload(int rank, std::int64_t op) const noexcept;
-  [[nodiscard]] bool slot_free(std::int64_t op) const noexcept;
+  /// The operation that last used what operation `op`, publishing `bytes`, writes: its slot's
+  /// payload bytes (kSlots before) or, for a payload that fits its header, that header alone
+  /// (kHeaders before). Negative where none did.
+  [[nodiscard]] static std::int64_t last_user(std::int64_t op, std::size_t bytes) noexcept;
+  /// Whether operation `op`, publishing `bytes`, may be published: this rank and every peer have
+  /// read last_user().
+  [[nodiscard]] bool slot_free(std::int64_t op, std::size_t bytes) const noexcept;
   /// Whether every peer has finished operation `op` (read its slots and this rank's buffer);
   /// loads the counters that do not yet say so.
   [[nodiscard]] bool read_everywhere(std::int64_t op) const noexcept;
   [[nodiscard]] bool arrived(int rank, std::int64_t op) const noexcept;
   [[nodiscard]] bool all_arrived(const Operation& operation) const noexcept;
-  /// Publishes `operation`; true where it left the payload in this rank's buffer (Lent).
-  bool publish(const Operation& operation) noexcept;
+  /// Publishes `operation`, of published_bytes() `bytes`; true where it left the payload in this
+  /// rank's buffer (Lent).
+  bool publish(const Operation& operation, std::size_t bytes) noexcept;
   /// Computes this rank's output, or the disagreement's error; marks the operation read.
   void finish(const Operation& operation);
   /// finish(), but for a broadcast root whose payload lies in its slot's inline bytes, which
@@ -279,9 +309,9 @@ class EagerMailbox {
   /// (Communicator::allocate_shared): the buffer's start, mapped here; null where it does not, or
   /// where the writer is a thread of this process, or where this process cannot map the segment.
   [[nodiscard]] const std::byte* writer_segment(int writer, std::int64_t op) const noexcept;
-  /// Says in this rank's slot `mine` where its payload, left in `buffer`, lies in a shared
-  /// segment, if it does.
-  void describe_lent_buffer(std::byte* mine, const void* buffer, std::size_t bytes) const noexcept;
+  /// Says in this rank's header and slot of operation `op` where its payload, left in `buffer`,
+  /// lies in a shared segment, if it does.
+  void describe_lent_buffer(std::int64_t op, const void* buffer, std::size_t bytes) const noexcept;
   /// Whether this rank is the root of broadcast `args` and leaves its payload (of
   /// lend_shared_broadcasts_from_ or more) in its buffer, which lies in a shared segment
   /// (Communicator::allocate_shared), for the readers to copy through their mappings of it, as

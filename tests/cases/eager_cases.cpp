@@ -20,8 +20,9 @@ namespace meshcomm::testing {
 
 namespace {
 
-constexpr int kOperations = 3 * kEagerSlots;
-constexpr std::size_t kCount = 4;
+constexpr int kOperations = 3 * kEagerHeaders;
+constexpr std::size_t kCount = 4;       // 32 bytes of doubles: a payload that fits its header
+constexpr std::size_t kWideCount = 16;  // 128 bytes: one in the slot's payload bytes
 
 /// One call's type and count.
 struct CallShape {
@@ -85,22 +86,24 @@ void check_eager_calls_run_ahead(Communicator& world) {
   const int size = comm.size();
   const int rank = comm.rank();
   // Operation i alternates all_reduce (sum of (rank+1)*(i+1)+e), all_gather and broadcast from
-  // rank i % size; every value is a small integer, exact in double.
+  // rank i % size, of kWideCount elements every fifth one, else kCount; every value is a small
+  // integer, exact in double.
   std::vector<std::vector<double>> inputs(kOperations), outputs(kOperations);
   std::vector<Work> works;
   if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
   for (int i = 0; i < kOperations; ++i) {
     auto& input = inputs[i];
     auto& output = outputs[i];
-    for (std::size_t e = 0; e < kCount; ++e) input.push_back((rank + 1.0) * (i + 1.0) + static_cast<double>(e));
+    const std::size_t count = i % 5 == 4 ? kWideCount : kCount;
+    for (std::size_t e = 0; e < count; ++e) input.push_back((rank + 1.0) * (i + 1.0) + static_cast<double>(e));
     switch (i % 3) {
       case 0:
-        output.assign(kCount, -1.0);
+        output.assign(count, -1.0);
         works.push_back(comm.all_reduce(std::span<const double>(input), std::span<double>(output),
                                         {.algorithm = "eager"}));
         break;
       case 1:
-        output.assign(kCount * static_cast<std::size_t>(size), -1.0);
+        output.assign(count * static_cast<std::size_t>(size), -1.0);
         works.push_back(comm.all_gather(std::span<const double>(input), std::span<double>(output),
                                         {.algorithm = "eager"}));
         break;
@@ -113,11 +116,12 @@ void check_eager_calls_run_ahead(Communicator& world) {
   for (int i = 0; i < kOperations; ++i) {
     for (std::size_t e = 0; e < outputs[i].size(); ++e) {
       double expected = 0;
-      const auto at = e % kCount;
+      const std::size_t count = inputs[i].size();
+      const auto at = e % count;
       if (i % 3 == 0) {
         for (int r = 0; r < size; ++r) expected += (r + 1.0) * (i + 1.0) + static_cast<double>(at);
       } else {
-        const int from = i % 3 == 1 ? static_cast<int>(e / kCount) : i % size;
+        const int from = i % 3 == 1 ? static_cast<int>(e / count) : i % size;
         expected = (from + 1.0) * (i + 1.0) + static_cast<double>(at);
       }
       ASSERT_EQ(outputs[i][e], expected) << "operation " << i << " element " << e << " on rank " << rank;

@@ -10,9 +10,12 @@ namespace meshcomm::testing {
 /// The eager slots each rank owns (EagerMailbox::kSlots, which unit_eager_slots_test holds this to):
 /// the cases run more calls than there are slots, so that slots are reused.
 inline constexpr int kEagerSlots = 16;
+/// Operations apart at which a slot's header is reused (EagerMailbox::kHeaders, held alike).
+inline constexpr int kEagerHeaders = 128;
 
-/// Every rank starts three times as many small collectives as there are slots without waiting
-/// (one rank late), then waits for them newest first: every result is exact.
+/// Every rank starts three times as many small collectives as there are headers without waiting
+/// (one rank late), every fifth one's payload too large for its header, then waits for them
+/// newest first: every result is exact.
 void check_eager_calls_run_ahead(Communicator& world);
 
 /// Broadcasts through the eager slots in the size classes whose stores are measured (16, 32 and

@@ -10,6 +10,7 @@ namespace {
 
 TEST(EagerSlots, TheTestCasesCountTheMailboxSlots) {
   EXPECT_EQ(testing::kEagerSlots, EagerMailbox::kSlots);
+  EXPECT_EQ(testing::kEagerHeaders, EagerMailbox::kHeaders);
 }
 
 }  // namespace
