@@ -957,8 +957,9 @@ bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, con
                                 std::shared_ptr<const void> buffers) {
   if (op < finished_) return true;  // a broadcast's piece copied ahead with an earlier one (finish())
   bool published = false;
-  const std::size_t bytes = published_bytes(args);
-  if (pending_.empty() && slot_free(op, bytes)) {
+  const bool nothing_waits = pending_.empty();
+  const std::size_t bytes = nothing_waits ? published_bytes(args) : 0;  // queued, publish_next() works it out
+  if (nothing_waits && slot_free(op, bytes)) {
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
     // queueing or copying the call (the common case of a small call).
     const Operation now{op, args, record};
