@@ -270,6 +270,7 @@ EagerMailbox::EagerMailbox(std::shared_ptr<SharedMemoryRegistry> segments, std::
       lend_shared_broadcasts_from_(shared_broadcast_lending_threshold(peer_reads, ranks_share_cores)),
       forecast_(all_to_allv_capacity_),
       peers_finished_(bases_.size(), 0) {
+  last_whole_payload_.fill(-1);
   // A rank whose payload its peers read from its buffer finishes only once they have: they must
   // read it even while blocked in another wait, as MPI's progress rule has it (progress_hooks.hpp).
   if (peer_reads != PeerReads::never) {
@@ -326,16 +327,34 @@ std::byte* EagerMailbox::header(int rank, std::int64_t op) const noexcept {
   return slot(rank, op) + static_cast<std::uint64_t>(op) / kSlots % kHeadersPerSlot * kHeader;
 }
 
-std::byte* EagerMailbox::payload(int rank, std::int64_t op, std::size_t bytes) const noexcept {
-  return bytes <= kInlineBytes ? header(rank, op) + kInlineAt : slot(rank, op) + kHeadersBytes;
+inline EagerMailbox::Place EagerMailbox::place(const CollectiveArgs& args, std::size_t bytes) const noexcept {
+  if (bytes <= kInlineBytes) return Place::header;
+  const bool shares = bytes <= kPayloadShareBytes && args.kind != CollectiveKind::all_to_allv && !stores_.chooses(bytes);
+  return shares ? Place::share : Place::whole;
 }
 
-std::int64_t EagerMailbox::last_user(std::int64_t op, std::size_t bytes) noexcept {
-  return op - (bytes <= kInlineBytes ? kHeaders : kSlots);
+inline std::byte* EagerMailbox::payload(int rank, std::int64_t op, Place place) const noexcept {
+  const auto turn = static_cast<std::uint64_t>(op) / kSlots % kHeadersPerSlot;  // the header's, and its share's
+  if (place == Place::header) return slot(rank, op) + turn * kHeader + kInlineAt;
+  return slot(rank, op) + kHeadersBytes + (place == Place::share ? turn * kPayloadShareBytes : 0);
 }
 
-bool EagerMailbox::slot_free(std::int64_t op, std::size_t bytes) const noexcept {
-  const std::int64_t last = last_user(op, bytes);
+std::size_t EagerMailbox::held_start_index(std::int64_t op, Place place) noexcept {
+  const auto share = place == Place::share ? static_cast<std::uint64_t>(op) / kSlots % kHeadersPerSlot : 0;
+  return static_cast<std::size_t>(static_cast<std::uint64_t>(op) % kSlots * kHeadersPerSlot + share);
+}
+
+inline std::int64_t EagerMailbox::last_user(std::int64_t op, Place place) const noexcept {
+  switch (place) {
+    case Place::header: return op - kHeaders;
+    case Place::share: return std::max(op - kHeaders, last_whole_payload_[static_cast<std::size_t>(op % kSlots)]);
+    case Place::whole: break;
+  }
+  return op - kSlots;
+}
+
+inline bool EagerMailbox::slot_free(std::int64_t op, Place place) const noexcept {
+  const std::int64_t last = last_user(op, place);
   if (last < 0) return true;
   if (finished_ <= last) return false;  // this rank still reads that older operation
   return read_everywhere(last);
@@ -373,12 +392,13 @@ bool EagerMailbox::publish(const Operation& operation, std::size_t bytes) noexce
   const auto& record = operation.record;
   std::memcpy(mine + kRecordAt, &record, kRecordCoreBytes);
   if (has_site(record)) std::memcpy(mine + kSiteAt, record.site.data(), sizeof record.site);
-  std::byte* payload = this->payload(rank_, operation.op, bytes);
+  const Place place = this->place(args, bytes);
+  std::byte* payload = this->payload(rank_, operation.op, place);
   // A small call skips the choice of ways outright: a few calls' worth of nanoseconds in 100. A
   // payload in the inline bytes keeps them, and so its slot; an all_to_allv's table past them
   // chooses, since its blocks may stay in its input even where it publishes the table alone
   // (all_to_allv_fits()).
-  const bool beyond_inline = bytes > kInlineBytes;
+  const bool beyond_inline = place != Place::header;
   const bool chooses = stores_.chooses(bytes) || args.kind == CollectiveKind::all_to_allv;
   const PayloadWay way =
       beyond_inline && chooses ? stores_.way(args, bytes, operation.op) : PayloadWay::plain_stores;
@@ -422,16 +442,13 @@ bool EagerMailbox::publish(const Operation& operation, std::size_t bytes) noexce
   } else if (args.kind != CollectiveKind::broadcast) {
     store(payload, args.input.data, args.input.bytes());
   } else if (args.root == rank_ && beyond_inline) {
-    store_unless_held(payload, static_cast<const std::byte*>(args.output.data), bytes, held_starts_[slot_index],
-                      store);
+    store_unless_held(payload, static_cast<const std::byte*>(args.output.data), bytes,
+                      held_starts_[held_start_index(operation.op, place)], store);
   } else if (args.root == rank_) {
     store(payload, args.output.data, bytes);
   }
-  // What a root kept of its slot's payload stays true unless this call wrote other bytes there. A
-  // payload in the inline bytes (a barrier's, a small call's) leaves the payload bytes as they
-  // were; so does a broadcast's reader, and a root that lends its buffer writes where it lies
-  // past them, at the slot's end, in a block its next comparison finds changed and stores.
-  if (beyond_inline && args.kind != CollectiveKind::broadcast) held_starts_[slot_index].count = 0;
+  forget_held_starts(operation, place);
+  if (place == Place::whole) last_whole_payload_[slot_index] = operation.op;
   if (timed) {
     const std::uint64_t took = elapsed_nanoseconds(began);
     std::memcpy(mine + kWritingTookAt, &took, sizeof took);
@@ -439,6 +456,24 @@ bool EagerMailbox::publish(const Operation& operation, std::size_t bytes) noexce
   if (lent) describe_lent_buffer(operation.op, args.input.data, args.input.bytes());
   store_release(mine, static_cast<std::uint64_t>(operation.op) + 1);
   return lent;
+}
+
+void EagerMailbox::forget_held_starts(const Operation& operation, Place place) noexcept {
+  // What a root kept of a share's payload stays true unless this call wrote other bytes there. A
+  // payload in the inline bytes (a barrier's, a small call's) leaves the payload bytes as they
+  // were; so does a broadcast's reader. A root's payload in the whole payload bytes keeps its
+  // start as the first share's (store_unless_held()) and writes over the others; a root that
+  // lends its buffer writes where it lies at the slot's end, in a block its next comparison finds
+  // changed and stores.
+  const auto& args = operation.args;
+  if (place == Place::header || (args.kind == CollectiveKind::broadcast && args.root != rank_)) return;
+  const bool root = args.kind == CollectiveKind::broadcast;
+  if (place == Place::share) {
+    if (!root) held_starts_[held_start_index(operation.op, place)].count = 0;
+    return;
+  }
+  const std::size_t first = held_start_index(operation.op, place);
+  for (std::size_t share = root ? 1 : 0; share < kHeadersPerSlot; ++share) held_starts_[first + share].count = 0;
 }
 
 std::optional<Error> EagerMailbox::disagreement(const Operation& operation) const {
@@ -480,10 +515,11 @@ std::optional<Error> EagerMailbox::disagreement(const Operation& operation) cons
 void EagerMailbox::finish(const Operation& operation) {
   const auto& args = operation.args;
   const std::size_t published = published_bytes(args);
+  const Place place = this->place(args, published);
   // An all_to_allv's writers each chose their form, whose payloads lie in different places.
   const bool exchanges_v = args.kind == CollectiveKind::all_to_allv;
   auto payload = [&](int rank) -> const std::byte* {
-    return exchanges_v ? all_to_allv_payload(rank, operation.op) : this->payload(rank, operation.op, published);
+    return exchanges_v ? all_to_allv_payload(rank, operation.op) : this->payload(rank, operation.op, place);
   };
   auto failure = disagreement(operation);
   if (failure) {
@@ -870,7 +906,7 @@ bool EagerMailbox::publish_next() {
     if (pending.published || pending.op < finished_) continue;
     if (pending.runs_if) return false;  // a reserved call publishes once decided
     const std::size_t bytes = published_bytes(pending.args);
-    if (!slot_free(pending.op, bytes)) return false;
+    if (!slot_free(pending.op, place(pending.args, bytes))) return false;
     if (publish(pending.operation(), bytes)) lent_.push_back({pending.op, pending.buffers});
     pending.published = true;
     note_progress();
@@ -959,7 +995,7 @@ bool EagerMailbox::start_locked(std::int64_t op, const CollectiveArgs& args, con
   bool published = false;
   const bool nothing_waits = pending_.empty();
   const std::size_t bytes = nothing_waits ? published_bytes(args) : 0;  // queued, publish_next() works it out
-  if (nothing_waits && slot_free(op, bytes)) {
+  if (nothing_waits && slot_free(op, place(args, bytes))) {
     // Nothing earlier is waiting: publish at once and, if the peers are all here, finish without
     // queueing or copying the call (the common case of a small call).
     const Operation now{op, args, record};
@@ -1034,7 +1070,7 @@ std::vector<int> EagerMailbox::waiting_for(std::int64_t op) {
       const bool behind = pending.published
                               ? !arrived(rank, pending.op)
                               : static_cast<std::int64_t>(load_acquire(bases_[rank])) <=
-                                    last_user(pending.op, published_bytes(pending.args));
+                                    last_user(pending.op, place(pending.args, published_bytes(pending.args)));
       const bool needed = pending.args.kind != CollectiveKind::broadcast || !pending.published ||
                           rank == pending.args.root;
       if (behind && needed) ranks.push_back(rank);

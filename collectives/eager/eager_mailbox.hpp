@@ -12,16 +12,18 @@
 // whose call differs from a peer's fails naming both) and, in the same line, a payload that fits
 // there (a small call's). Operation n (counted per communicator, in call order, alike on every
 // rank) uses slot n % kSlots, its header (n / kSlots) % kHeadersPerSlot and, for a payload larger
-// than the header holds, the slot's payload bytes. A rank writes its payload, then stores n + 1
-// into the header's sequence word (release); a reader that loads n + 1 (acquire) may read the
-// payload. Before operation n, the owner waits until it and every peer (their `finished`
-// counters) have read the operation that last used what n writes: operation n - kSlots where n
-// uses the payload bytes, n - kHeaders where its payload fits its header. A rank keeps the last
+// than the header holds, that header's share of the slot's payload bytes (kPayloadShareBytes) or,
+// larger still, the whole payload bytes. A rank writes its payload, then stores n + 1 into the
+// header's sequence word (release); a reader that loads n + 1 (acquire) may read the payload.
+// Before operation n, the owner waits until it and every peer (their `finished` counters) have
+// read the operation that last used what n writes: operation n - kHeaders where its payload
+// fits its header, the same or the slot's last operation that used the whole payload bytes where
+// it fits the share, n - kSlots where it takes the whole payload bytes. A rank keeps the last
 // value it loaded of each peer's counter and loads it again only when that value no longer frees
 // the slot, so that a call usually reads no line a peer has just written but the header it
-// needs; small calls, whose headers are reused kHeaders operations apart, load a peer's counter
-// once every hundred or so. Operations publish and finish in call order; any test or wait on one
-// drives the older ones first, so no rank waits on a peer that waits on it.
+// needs; small calls, whose headers and shares are reused kHeaders operations apart, load a
+// peer's counter once every hundred or so. Operations publish and finish in call order; any test
+// or wait on one drives the older ones first, so no rank waits on a peer that waits on it.
 //
 // A broadcast or an all-reduce larger than a slot passes through the slots in pieces of a slot's
 // payload, each an operation of its own (start_in_pieces): a writer stores one piece while its
@@ -117,6 +119,19 @@ class EagerMailbox {
   static constexpr int kHeadersPerSlot = 8;
   /// Operations apart at which a header is reused.
   static constexpr int kHeaders = kSlots * kHeadersPerSlot;
+  /// A slot's payload bytes fall into kHeadersPerSlot shares of this size, one a header. A payload
+  /// too large for its header's inline bytes but not for a share lies in its header's share, and
+  /// so is reused, as a header is, kHeaders operations later, unless an operation that used the
+  /// slot's whole payload bytes came between. (Not an all_to_allv's, whose writers each choose
+  /// where theirs lie, nor one whose way of passing is measured: EagerStoreChoice decides from
+  /// operation n for n + kSlots on, which assumes that operation n + kSlots waits for n.) A
+  /// broadcast's root so runs as far ahead of readers that wait for a core as it does with
+  /// payloads in its headers: at three ranks on the two cores of the Zen 4 guest of
+  /// perftests/README.md (2026-12-03, `broadcast_perf -b 64 -e 8K -f 2 -n 5000 -w 200
+  /// --repeat 5`, two alternated pairs of launches) 64 B ran 1.47-1.63x `mpi_best` against
+  /// 0.78-0.83x with the whole payload bytes, 512 B-2 KiB 11.8-16.8x against 6.5-10.5x, and at
+  /// four ranks 64 B 1.60-1.96x against 0.79-1.03x. At two ranks the small calls ran level.
+  static constexpr std::size_t kPayloadShareBytes = kPayloadBytes / kHeadersPerSlot;
   /// The bytes an in-place all-to-all's swap moves through its bounce buffer at a time
   /// (swap_half_with): at two ranks on the AMD EPYC guest of perftests/README.md, a program of
   /// the same swaps ran them level at 256 KiB to 1 MiB a time, and 1.5x as long at 64 KiB.
@@ -251,23 +266,36 @@ class EagerMailbox {
   /// Whether a rank leaves its own block of `args`'s input out of its slot: an all-to-all's and
   /// an out-of-place reduce-scatter's, which no peer reads; the rank takes it from its input.
   [[nodiscard]] static bool own_block_unpublished(const CollectiveArgs& args) noexcept;
+  /// Where in its writer's slot an operation's payload lies, alike on every rank.
+  enum class Place : std::uint8_t {
+    header,  ///< in its header's inline bytes
+    share,   ///< in its header's share of the slot's payload bytes (kPayloadShareBytes)
+    whole,   ///< in the slot's payload bytes, from their start
+  };
+  /// Where a payload of `bytes` of `args` lies.
+  [[nodiscard, gnu::always_inline]] inline Place place(const CollectiveArgs& args, std::size_t bytes) const noexcept;
   /// The slot of rank `rank` that operation `op` uses: its headers, then its payload bytes.
   [[nodiscard]] std::byte* slot(int rank, std::int64_t op) const noexcept;
   /// The header of rank `rank`'s operation `op`, in its slot.
   [[nodiscard]] std::byte* header(int rank, std::int64_t op) const noexcept;
-  /// Where rank `rank`'s payload of `bytes` for operation `op` lies: in its header where it fits
-  /// the inline bytes, else in its slot's payload bytes.
-  [[nodiscard]] std::byte* payload(int rank, std::int64_t op, std::size_t bytes) const noexcept;
+  /// Where rank `rank`'s payload for operation `op`, at `place`, lies. Always inlined, as are
+  /// place(), last_user() and slot_free(): a first build that called it cost a 64 B all-reduce
+  /// at two ranks about 180 instructions more a call (callgrind) and a fifth of its speed.
+  [[nodiscard, gnu::always_inline]] inline std::byte* payload(int rank, std::int64_t op, Place place) const noexcept;
+  /// Which of held_starts_ says how a broadcast root's payload of operation `op`, at `place`, starts.
+  [[nodiscard]] static std::size_t held_start_index(std::int64_t op, Place place) noexcept;
   /// Where rank `rank`'s all_to_allv payload of operation `op`, published, starts: its header's
   /// inline bytes for a compact or a short table, its slot's payload bytes otherwise.
   [[nodiscard]] const std::byte* all_to_allv_payload(int rank, std::int64_t op) const noexcept;
-  /// The operation that last used what operation `op`, publishing `bytes`, writes: its slot's
-  /// payload bytes (kSlots before) or, for a payload that fits its header, that header alone
-  /// (kHeaders before). Negative where none did.
-  [[nodiscard]] static std::int64_t last_user(std::int64_t op, std::size_t bytes) noexcept;
-  /// Whether operation `op`, publishing `bytes`, may be published: this rank and every peer have
-  /// read last_user().
-  [[nodiscard]] bool slot_free(std::int64_t op, std::size_t bytes) const noexcept;
+  /// The operation that last used what operation `op`, whose payload lies at `place`, writes
+  /// here: its header alone (kHeaders before); its header's share, or the slot's whole payload
+  /// bytes, whichever was used last; the slot's whole payload bytes (kSlots before, or an
+  /// operation that used the slot later). Negative where none did. Operations finish in order,
+  /// so a peer that has read it has read every older one.
+  [[nodiscard, gnu::always_inline]] inline std::int64_t last_user(std::int64_t op, Place place) const noexcept;
+  /// Whether operation `op`, whose payload lies at `place`, may be published: this rank and every
+  /// peer have read last_user().
+  [[nodiscard, gnu::always_inline]] inline bool slot_free(std::int64_t op, Place place) const noexcept;
   /// Whether every peer has finished operation `op` (read its slots and this rank's buffer);
   /// loads the counters that do not yet say so.
   [[nodiscard]] bool read_everywhere(std::int64_t op) const noexcept;
@@ -281,6 +309,9 @@ class EagerMailbox {
   /// finish(), but for a broadcast root whose payload lies in its slot's inline bytes, which
   /// reads, compares and times nothing: that operation is only marked read.
   [[gnu::always_inline]] inline void settle(const Operation& operation);
+  /// Forgets what held_starts_ kept of the payload bytes that `operation`, at `place`, wrote over
+  /// with other bytes than a broadcast root's own payload, which store_unless_held() keeps.
+  void forget_held_starts(const Operation& operation, Place place) noexcept;
   /// Empty if every rank whose slot `operation` reads made the same call; else the error.
   [[nodiscard]] std::optional<Error> disagreement(const Operation& operation) const;
   /// Whether finished operation `op` neither failed nor was handed over; under `lock_`.
@@ -358,7 +389,12 @@ class EagerMailbox {
   ErrorContext where_;  ///< built once: an error is rare, a call is not
   std::size_t all_to_allv_capacity_;  ///< what an all_to_allv's table and blocks may take of a slot
   EagerStoreChoice stores_;  ///< how each operation's payload is stored
-  std::array<HeldPayloadStart, kSlots> held_starts_{};  ///< per slot, a broadcast root's last payload
+  /// Per header's share of payload bytes (held_start_index()), a broadcast root's last payload
+  /// there; a payload that used a slot's whole payload bytes is kept as its first share's.
+  std::array<HeldPayloadStart, kHeaders> held_starts_{};
+  /// Per slot, the last operation this rank published whose payload used the whole payload bytes
+  /// (or wrote past its share: a segment's reference at the slot's end); -1 before any.
+  std::array<std::int64_t, kSlots> last_whole_payload_{};
   /// swap_half_with()'s bounce buffer and a page's slack, made at its first swap.
   std::vector<std::byte> swap_bounce_;
   /// From what size a root lends a broadcast's buffer that lies in a shared segment

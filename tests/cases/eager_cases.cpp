@@ -22,7 +22,9 @@ namespace {
 
 constexpr int kOperations = 3 * kEagerHeaders;
 constexpr std::size_t kCount = 4;       // 32 bytes of doubles: a payload that fits its header
-constexpr std::size_t kWideCount = 16;  // 128 bytes: one in the slot's payload bytes
+constexpr std::size_t kWideCount = 16;  // 128 bytes: one in its header's share of the payload bytes
+// Past a share: one in the slot's whole payload bytes.
+constexpr std::size_t kWholeCount = kEagerPayloadShareBytes / sizeof(double) + 1;
 
 /// One call's type and count.
 struct CallShape {
@@ -86,15 +88,15 @@ void check_eager_calls_run_ahead(Communicator& world) {
   const int size = comm.size();
   const int rank = comm.rank();
   // Operation i alternates all_reduce (sum of (rank+1)*(i+1)+e), all_gather and broadcast from
-  // rank i % size, of kWideCount elements every fifth one, else kCount; every value is a small
-  // integer, exact in double.
+  // rank i % size, of kWholeCount elements every seventh one, kWideCount every fifth, else kCount;
+  // every value is a small integer, exact in double.
   std::vector<std::vector<double>> inputs(kOperations), outputs(kOperations);
   std::vector<Work> works;
   if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
   for (int i = 0; i < kOperations; ++i) {
     auto& input = inputs[i];
     auto& output = outputs[i];
-    const std::size_t count = i % 5 == 4 ? kWideCount : kCount;
+    const std::size_t count = i % 7 == 6 ? kWholeCount : i % 5 == 4 ? kWideCount : kCount;
     for (std::size_t e = 0; e < count; ++e) input.push_back((rank + 1.0) * (i + 1.0) + static_cast<double>(e));
     switch (i % 3) {
       case 0:

@@ -3,6 +3,8 @@
 // The eager path of small collectives (shared slots), beyond the collective matrix: ranks that run
 // ahead of each other by more operations than there are slots, and a rank left waiting alone.
 
+#include <cstddef>
+
 #include "meshcomm/communicator.hpp"
 
 namespace meshcomm::testing {
@@ -12,9 +14,12 @@ namespace meshcomm::testing {
 inline constexpr int kEagerSlots = 16;
 /// Operations apart at which a slot's header is reused (EagerMailbox::kHeaders, held alike).
 inline constexpr int kEagerHeaders = 128;
+/// The bytes of a header's share of its slot's payload bytes (EagerMailbox::kPayloadShareBytes).
+inline constexpr std::size_t kEagerPayloadShareBytes = 8 * 1024;
 
 /// Every rank starts three times as many small collectives as there are headers without waiting
-/// (one rank late), every fifth one's payload too large for its header, then waits for them
+/// (one rank late), every fifth one's payload too large for its header but not for its share of
+/// the slot's payload bytes, every seventh one's too large for that share, then waits for them
 /// newest first: every result is exact.
 void check_eager_calls_run_ahead(Communicator& world);
 

@@ -11,6 +11,7 @@ namespace {
 TEST(EagerSlots, TheTestCasesCountTheMailboxSlots) {
   EXPECT_EQ(testing::kEagerSlots, EagerMailbox::kSlots);
   EXPECT_EQ(testing::kEagerHeaders, EagerMailbox::kHeaders);
+  EXPECT_EQ(testing::kEagerPayloadShareBytes, EagerMailbox::kPayloadShareBytes);
 }
 
 }  // namespace
