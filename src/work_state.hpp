@@ -148,14 +148,16 @@ void backoff(unsigned spins);
 
 /// Makes every wait of this process nap between polls from its 4096th poll on, instead of after
 /// about a second: for ranks that outnumber their host's cores (host_cores.hpp), where a waiter
-/// that only yields still takes a share of the core the rank it waits for needs. Backends call
-/// it when they see that at creation; it lasts as long as the process.
+/// that only yields still takes a share of the core the rank it waits for needs. The inproc
+/// world calls it where its threads outnumber the process's cores, yield_when_idle() always; it
+/// lasts as long as the process.
 void nap_when_idle() noexcept;
 
 /// Makes every wait of this process yield its core from its second poll on instead of spinning
 /// first, and nap from its 4096th (nap_when_idle): for ranks that outnumber their host's cores,
-/// where a spinning waiter keeps the rank it waits for from running (ucx, whose shared-memory
-/// transports move a message only while both processes run). It lasts as long as the process.
+/// where a spinning waiter keeps the rank it waits for from running (the eager slots' writer,
+/// UCX's shared-memory transports, which move a message only while both processes run). Both
+/// host backends call it when they see that at creation. It lasts as long as the process.
 void yield_when_idle() noexcept;
 
 /// Calls `done()` until it returns true or `deadline` passes, yielding the core in between and

@@ -38,8 +38,13 @@ namespace {
 /// Every rank's ProcessIdentity, in rank order: a nonblocking all-gather waited for at most
 /// `timeout` (every rank has just joined a duplicate, so this normally takes microseconds). The
 /// cores each process may run on travel with it: where this host's ranks outnumber its cores,
-/// every wait of this process naps from its 4096th poll (nap_when_idle) instead of only after
-/// about a second.
+/// every wait of this process yields its core from its second poll and naps from its 4096th
+/// (yield_when_idle), as Open MPI's own waits yield when its launcher says the node is
+/// oversubscribed. A waiter that first spins 160 polls keeps a peer it waits for off the core:
+/// at three ranks on two cores of the Zen 4 guest of perftests/README.md (2026-12-03, two
+/// alternated pairs of launches, `{op}_perf -b 64 -e 8K -f 2 -n 5000 -w 200 --repeat 5`) the
+/// all-to-all of 60-504 B ran 1.16-1.33x `mpi_best` out of place against 0.83-0.89x, and every
+/// other small collective 1.6-2.2x against 1.1-1.5x; at 1-4 MiB the ratios stayed as they were.
 RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::milliseconds timeout,
                                           const ErrorContext& where) {
   struct Introduction {
@@ -65,7 +70,7 @@ RankProcesses exchange_process_identities(MPI_Comm comm, int size, std::chrono::
     processes.push_back(each.process);
     if (each.process.host == mine.process.host) host_cores.push_back(each.cores);
   }
-  if (ranks_outnumber_cores(host_cores)) nap_when_idle();
+  if (ranks_outnumber_cores(host_cores)) yield_when_idle();
   return RankProcesses(std::move(processes));
 }
 
